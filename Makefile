@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+#   make               build the kernel modules (against KDIR) and the user tools
+#   make check         every test: lint, KUnit (UML), VM suites on 6.12, 6.1 and the debug kernel
+#   make lint          checkpatch --strict and sparse over kernel/
+#   make demo          boot a VM, create an ssc volume, run fio, print its status
+#   make vm-shell      a shell in the VM with the modules loaded (KFLAVOR=6.12|6.1|debug)
+#   make deps          install what all of the above needs (Debian packages)
+#
+# Modules are built out of place in out/build/<kernel release>/, so builds for
+# several kernels can sit side by side and kernel/ stays free of objects.
+
+KDIR	?= $(lastword $(sort $(wildcard /usr/src/linux-headers-6.12.*+deb12-amd64)))
+# named after the KDIR (Debian's 6.1 headers call themselves 6.1.NNN, not the ABI)
+BUILD	?= $(CURDIR)/out/build/$(notdir $(abspath $(KDIR)))
+
+# Out-of-tree builds have no Kconfig: say which options we build, and turn the
+# KUnit tests on when the target kernel has KUnit (the debug kernel does).
+MODCFG	:= CONFIG_DM_SSC=m
+ifneq ($(shell grep -s '^CONFIG_KUNIT=y' $(KDIR)/.config),)
+MODCFG	+= CONFIG_DM_SSC_KUNIT_TEST=y
+endif
+
+MODDIRS	:= ssc
+
+.PHONY: all modules user clean check lint demo vm-shell deps bench
+
+all: modules user
+
+modules:
+	@test -n "$(KDIR)" -a -d "$(KDIR)" || { echo "KDIR not found: run 'make deps' or set KDIR" >&2; exit 1; }
+	@mkdir -p $(BUILD)
+	@for d in $(MODDIRS); do \
+		rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
+			--exclude='*.mod*' --exclude='Module.symvers' --exclude='modules.order' \
+			kernel/$$d/ $(BUILD)/$$d/ || exit 1; \
+		$(MAKE) -C $(KDIR) M=$(BUILD)/$$d $(MODCFG) modules || exit 1; \
+	done
+
+user:
+	$(MAKE) -C user
+
+clean:
+	rm -rf out
+	$(MAKE) -C user clean
+
+deps:
+	scripts/deps.sh
+
+check:
+	scripts/check.sh
+
+lint:
+	scripts/lint.sh
+
+demo:
+	scripts/demo.sh
+
+vm-shell:
+	scripts/vm.sh --kernel $(or $(KFLAVOR),6.12) --shell

@@ -1,0 +1,35 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Install everything the build, the lint and the VM test harness need, from Debian only.
+# Idempotent: packages already present are skipped, so a warm machine pays ~1 s.
+set -euo pipefail
+
+PKGS=(
+	# VM harness
+	qemu-system-x86 busybox-static kmod dmsetup cpio xz-utils zstd
+	# test and trace tools (fio/blktrace are also rebuilt statically for the guest)
+	fio blktrace libaio-dev
+	# user tools
+	libdevmapper-dev libnl-3-dev libnl-genl-3-dev pkg-config
+	# kernels: Debian 12's 6.12 LTS (bookworm-security) and 6.1, headers + source
+	linux-headers-6.12-amd64 linux-headers-amd64 linux-source-6.12
+	# kernel build (modules, debug kernel, UML KUnit) and lint
+	build-essential bc bison flex libelf-dev libssl-dev dwarves python3 sparse rsync
+	# static fio from Debian's source
+	dpkg-dev
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "deps: all ${#PKGS[@]} packages present"
+	exit 0
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# INITRD=No: the harness boots its own initramfs; skip update-initramfs for any kernel pulled in
+INITRD=No apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "deps: done"

@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build the test VM's initramfs (uncompressed newc cpio: TCG decompresses slowly).
+# Usage: mkinitramfs.sh OUT KVER MODROOT KO...
+#   MODROOT  root holding lib/modules/KVER of the guest kernel (in-tree modules)
+#   KO       our out-of-tree modules, installed under lib/modules/KVER/extra
+# Contents: busybox, dmsetup, fio (static), blktrace, a few util-linux/coreutils
+# tools, the kernel's dm/null_blk/loop/virtio modules, tests/vm as /ssc.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+out=$1 kver=$2 modroot=$3
+shift 3
+
+# In-tree modules the suites use. Missing ones (Debian has no dm-dust) are skipped.
+MODULES="dm-mod dm-linear dm-flakey dm-delay dm-log-writes dm-dust dm-cache dm-cache-smq
+	dm-writecache bcache null_blk brd loop virtio_blk virtio_pci crc32c_generic"
+BINS="dmsetup blktrace blkparse dd blkdiscard blockdev cmp"
+
+st=$(mktemp -d "$SSC_OUT/initramfs.XXXXXX")
+trap 'rm -rf "$st"' EXIT
+mkdir -p "$st"/{bin,sbin,dev,proc,sys,tmp,run,mnt,etc,lib,lib64,usr/bin,usr/sbin,ssc}
+cp /bin/busybox "$st/bin/busybox"
+for a in $(/bin/busybox --list); do
+	[ -e "$st/bin/$a" ] || ln -s busybox "$st/bin/$a"
+done
+
+add_bin() {
+	local p=$1 lib
+	install -D -m755 "$p" "$st/usr/bin/$(basename "$p")"
+	for lib in $(ldd "$p" 2>/dev/null | grep -oE '/[^ ]+' || true); do
+		[ -e "$st$lib" ] || install -D -m755 "$(readlink -f "$lib")" "$st$lib"
+	done
+}
+for b in $BINS; do
+	p=$(command -v "$b") || die "missing host binary $b (run scripts/deps.sh)"
+	add_bin "$p"
+done
+add_bin "$("$SSC_TOP/scripts/static-fio.sh")"
+
+md="$modroot/lib/modules/$kver"
+[ -e "$md/modules.dep" ] || depmod -b "$modroot" "$kver"
+for m in $MODULES; do
+	deps=$(modprobe -d "$modroot" -S "$kver" --show-depends "$m" 2>/dev/null) || {
+		log "note: $kver has no module $m"
+		continue
+	}
+	awk '$1 == "insmod" {print $2}' <<<"$deps"
+done | sort -u | while read -r ko; do
+	rel=${ko#"$modroot"}
+	install -D -m644 "$ko" "$st/${rel#/}"
+done
+cp "$md"/modules.order "$md"/modules.builtin* "$st/lib/modules/$kver/" 2>/dev/null || true
+# busybox modprobe wants plain .ko files
+find "$st/lib/modules" -name '*.ko.xz' -exec xz -d {} +
+find "$st/lib/modules" -name '*.ko.zst' -exec zstd -q --rm -d {} \;
+sed -i 's/\.ko\.\(xz\|zst\)/.ko/g' "$st/lib/modules/$kver/modules.order" 2>/dev/null || true
+for ko in "$@"; do
+	install -D -m644 "$ko" "$st/lib/modules/$kver/extra/$(basename "$ko")"
+done
+depmod -b "$st" "$kver"
+
+install -m755 "$SSC_TOP/tests/vm/init" "$st/init"
+cp -r "$SSC_TOP/tests/vm/run-suites.sh" "$SSC_TOP/tests/vm/lib.sh" "$SSC_TOP/tests/vm/suites" "$st/ssc/"
+echo "$kver" > "$st/etc/kver"
+(cd "$st" && find . -print0 | cpio --null -o -H newc --quiet) > "$out"

@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot a kernel under QEMU (TCG) with our modules and run VM suites, or give a shell.
+#
+#   vm.sh --kernel 6.12|6.1|debug --suites a,b [--name TAG] [--mem MB] [--timeout S]
+#         [--ko PATH]... [-- extra qemu args]
+#   vm.sh --kernel 6.12 --shell
+#
+# Results: one "ok/not ok" line per check, written by the guest to a second serial
+# port (never mixed with kernel messages), turned into TAP at
+# $SSC_OUT/results/<name>.tap. The run fails on any failed check, on a kernel
+# splat in the console log (oops, BUG, WARN, KASAN, lockdep, hung task, panic),
+# and when the guest never reached its end marker (crash, hang, timeout).
+# Last line: "<name>: N passed, N failed". Exit status 0 only if nothing failed.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+flavor=6.12 suites= shell= name= mem=1024 tmo=900 kos=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) flavor=$2; shift 2 ;;
+	--suites) suites=$2; shift 2 ;;
+	--shell) shell=1; shift ;;
+	--name) name=$2; shift 2 ;;
+	--mem) mem=$2; shift 2 ;;
+	--timeout) tmo=$2; shift 2 ;;
+	--ko) kos+=("$2"); shift 2 ;;
+	--) shift; break ;;
+	*) die "vm.sh: unknown argument '$1'" ;;
+	esac
+done
+[ -n "$suites" ] || [ -n "$shell" ] || die "vm.sh: need --suites or --shell"
+name=${name:-vm-$flavor}
+
+eval "$("$SSC_TOP/scripts/kernel.sh" "$flavor")"
+log "$name: kernel $KVER, building modules"
+make -s -C "$SSC_TOP" modules KDIR="$KDIR" >"$SSC_OUT/$name.build.log" 2>&1 ||
+	{ cat "$SSC_OUT/$name.build.log" >&2; die "module build failed for $KVER"; }
+build="$SSC_TOP/out/build/$(basename "$(realpath "$KDIR")")"
+initrd="$SSC_OUT/initramfs-$name.cpio"
+"$SSC_TOP/scripts/mkinitramfs.sh" "$initrd" "$KVER" "$MODROOT" "$build"/ssc/*.ko ${kos[@]+"${kos[@]}"}
+
+qemu=(qemu-system-x86_64 -M pc -accel tcg,thread=multi,tb-size=256 -cpu max -smp 2 -m "$mem"
+      -nodefaults -display none -no-reboot -kernel "$KIMAGE" -initrd "$initrd")
+kargs="console=ttyS0 panic=-1 oops=panic loglevel=4 rdinit=/init"
+
+if [ -n "$shell" ]; then
+	exec "${qemu[@]}" -serial mon:stdio -serial null -append "$kargs ssc.shell=1" "$@"
+fi
+
+mkdir -p "$SSC_OUT/results"
+console="$SSC_OUT/results/$name.console.log"
+raw="$SSC_OUT/results/$name.raw"
+tap="$SSC_OUT/results/$name.tap"
+rm -f "$console" "$raw"
+log "$name: booting, suites: $suites"
+start=$SECONDS
+qrc=0
+timeout -k 10 "$tmo" "${qemu[@]}" -serial "file:$console" -serial "file:$raw" \
+	-append "$kargs ssc.suites=$suites" "$@" </dev/null || qrc=$?
+elapsed=$((SECONDS - start))
+
+pass=0 fail=0 n=0
+emit() { # emit ok|not_ok description
+	n=$((n + 1))
+	if [ "$1" = ok ]; then
+		pass=$((pass + 1)); echo "ok $n - $2"
+	else
+		fail=$((fail + 1)); echo "not ok $n - $2"
+	fi
+}
+{
+	echo "TAP version 13"
+	echo "# $name: kernel $KVER, suites $suites, qemu exit $qrc, ${elapsed}s"
+	tr -d '\r' < "$raw" 2>/dev/null | while IFS= read -r line; do
+		case $line in
+		"ok "*) echo "$line" ;;
+		"not ok "*) echo "$line" ;;
+		*) echo "# $line" ;;
+		esac
+	done > "$raw.lines"
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) emit ok "${line#ok }" ;;
+		"not ok "*) emit not_ok "${line#not ok }" ;;
+		*) echo "$line" ;;
+		esac
+	done < "$raw.lines"
+	# The host's own look at the console: independent of anything the guest said.
+	if grep -qaE 'BUG:|WARNING:|Oops|general protection|Call Trace|KASAN|UBSAN|possible circular locking|inconsistent lock state|sleeping function called from invalid context|blocked for more than|Kernel panic|soft lockup' "$console"; then
+		emit not_ok "$name: console free of kernel splats"
+		grep -aE -m 5 -A 15 'BUG:|WARNING:|Oops|KASAN|Kernel panic|circular locking|blocked for more than' "$console" | sed 's/^/# /'
+	else
+		emit ok "$name: console free of kernel splats"
+	fi
+	if grep -q '^@@END' "$raw.lines" 2>/dev/null || grep -q '@@END' "$raw" 2>/dev/null; then
+		emit ok "$name: VM ran every suite to the end"
+	else
+		emit not_ok "$name: VM ran every suite to the end # no end marker: crash, panic or timeout (qemu exit $qrc after ${elapsed}s)"
+		tail -n 40 "$console" | sed 's/^/# /'
+	fi
+	echo "1..$n"
+	echo "# $name: $pass passed, $fail failed"
+} > "$tap"
+rm -f "$raw.lines"
+cat "$tap"
+# the counts, as the last line, from the TAP file itself
+p=$(grep -c '^ok ' "$tap" || true)
+f=$(grep -c '^not ok ' "$tap" || true)
+echo "$name: $p passed, $f failed"
+[ "$f" -eq 0 ] && [ "$p" -gt 0 ]

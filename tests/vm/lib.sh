@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shell helpers for VM suites (busybox sh). Every check prints exactly one
+# "ok"/"not ok" line; a suite never prints "ok" for something it did not check.
+
+# Kernel log lines that fail a run whatever the suite says.
+SPLAT='BUG:|WARNING:|Oops|general protection|Call Trace|KASAN|UBSAN|kmemleak|possible circular locking|possible recursive locking|inconsistent lock state|sleeping function called from invalid context|blocked for more than|Kernel panic|RCU stall|soft lockup|hard LOCKUP'
+
+ok() { echo "ok $SUITE: $*"; }
+not_ok() { echo "not ok $SUITE: $*"; }
+diag() { echo "# $*"; }
+
+# check "what" cmd args...: ok if the command succeeds
+check() {
+	what=$1
+	shift
+	if out=$("$@" 2>&1); then
+		ok "$what"
+	else
+		not_ok "$what"
+		printf '%s\n' "$out" | tail -n 20 | sed 's/^/# /'
+	fi
+}
+
+# check_fails "what" cmd args...: ok if the command fails
+check_fails() {
+	what=$1
+	shift
+	if out=$("$@" 2>&1); then
+		not_ok "$what # succeeded but should have failed"
+		printf '%s\n' "$out" | tail -n 5 | sed 's/^/# /'
+	else
+		ok "$what"
+	fi
+}
+
+# check_eq "what" expected actual
+check_eq() {
+	if [ -z "$2" ]; then
+		not_ok "$1 # empty expected value: the setup before this check failed"
+	elif [ "$2" = "$3" ]; then
+		ok "$1"
+	else
+		not_ok "$1"
+		diag "expected: $2"
+		diag "actual:   $3"
+	fi
+}
+
+# kernel_log_check SUITE: fail if the kernel logged a splat since the suite started
+kernel_log_check() {
+	if dmesg | grep -E "$SPLAT" > /tmp/splat; then
+		echo "not ok $1: kernel log clean"
+		dmesg | tail -n 60 | sed 's/^/# /'
+	else
+		echo "ok $1: kernel log clean"
+	fi
+}
+
+# null_blk_setup N SIZE_MB: N memory-backed null_blk disks /dev/nullb0..N-1 (4 KiB blocks,
+# discard, a 16 MiB volatile write cache)
+null_blk_setup() {
+	modprobe null_blk nr_devices=0 || return 1
+	grep -q configfs /proc/mounts || mount -t configfs configfs /sys/kernel/config || return 1
+	i=0
+	while [ "$i" -lt "$1" ]; do
+		d=/sys/kernel/config/nullb/nullb$i
+		mkdir "$d" || return 1
+		echo "$2" > "$d/size"
+		echo 1 > "$d/memory_backed"
+		echo 4096 > "$d/blocksize"
+		echo 1 > "$d/discard"
+		echo 16 > "$d/cache_size"	# a volatile write cache, so flushes reach us
+		echo 1 > "$d/power"
+		i=$((i + 1))
+	done
+}
+
+null_blk_teardown() {
+	for d in /sys/kernel/config/nullb/nullb*; do
+		[ -d "$d" ] || continue
+		echo 0 > "$d/power"
+		rmdir "$d"
+	done
+	rmmod null_blk
+}
+
+sectors() { blockdev --getsz "$1"; }
