@@ -42,7 +42,7 @@ initrd="$SSC_OUT/initramfs-$name.cpio"
 
 qemu=(qemu-system-x86_64 -M pc -accel tcg,thread=multi,tb-size=256 -cpu max -smp 2 -m "$mem"
       -nodefaults -display none -no-reboot -kernel "$KIMAGE" -initrd "$initrd")
-kargs="console=ttyS0 panic=-1 oops=panic loglevel=4 rdinit=/init"
+kargs="console=ttyS0 panic=-1 oops=panic loglevel=5 rdinit=/init"
 
 if [ -n "$shell" ]; then
 	exec "${qemu[@]}" -serial mon:stdio -serial null -append "$kargs ssc.shell=1" "$@"

@@ -37,6 +37,12 @@
  */
 #define SSC_MIN_SEGMENTS	4
 
+/* ti->error strings too long to sit on their line */
+#define SSC_ERR_ARGS \
+	"Not enough arguments: want <cache_dev> <origin_dev> <block_size> <#feature_args> [<feature_arg>]*"
+#define SSC_ERR_SEGMENT \
+	"Invalid segment_size: want a power of two from 256 to 131072 sectors"
+
 enum ssc_mode {
 	SSC_MODE_WRITETHROUGH,
 	SSC_MODE_WRITEBACK,
@@ -142,11 +148,12 @@ static int ssc_parse_features(struct ssc_c *sc, struct dm_arg_set *as)
 					      SSC_MIN_SEGMENT_SECTORS,
 					      SSC_MAX_SEGMENT_SECTORS,
 					      &sc->segment_sectors)) {
-				ti->error = "Invalid segment_size: want a power of two from 256 to 131072 sectors";
+				ti->error = SSC_ERR_SEGMENT;
 				return -EINVAL;
 			}
 			have_segment = true;
 		} else {
+			DMERR("unrecognised feature argument '%s'", arg);
 			ti->error = "Unrecognised feature argument";
 			return -EINVAL;
 		}
@@ -205,7 +212,7 @@ static int ssc_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	int r;
 
 	if (argc < 4) {
-		ti->error = "Not enough arguments: want <cache_dev> <origin_dev> <block_size> <#feature_args> [<feature_arg>]*";
+		ti->error = SSC_ERR_ARGS;
 		return -EINVAL;
 	}
 

@@ -1,0 +1,65 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# What a kernel reviewer runs first, over kernel/ (and the uapi headers):
+#   checkpatch.pl --strict --no-tree (from linux-source-6.12), per file
+#   sparse (make C=2) against the 6.12 headers
+#   a W=1 build against the 6.12 and the 6.1 headers, which must print no warning
+# Prints one ok/not ok line per check and "lint: N passed, N failed".
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+
+src=$(linux_src) || exit 1
+pass=0 fail=0
+result() { # result ok|fail WHAT [LOGFILE]
+	if [ "$1" = ok ]; then
+		pass=$((pass + 1)); echo "ok - lint: $2"
+	else
+		fail=$((fail + 1)); echo "not ok - lint: $2"
+		[ -n "${3:-}" ] && sed 's/^/#   /' "$3" | head -n 40
+	fi
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+cd "$SSC_TOP" || exit 1
+mapfile -t files < <(git ls-files -co --exclude-standard 'kernel/*.c' 'kernel/*.h' 'include/uapi/*.h' | sort)
+[ ${#files[@]} -gt 0 ] || { result fail "no kernel sources found"; echo "lint: $pass passed, $fail failed"; exit 1; }
+for f in "${files[@]}"; do
+	if perl "$src/scripts/checkpatch.pl" --strict --no-tree --no-summary --terse --show-types \
+		-f "$f" > "$tmp/cp" 2>&1; then
+		result ok "checkpatch --strict $f"
+	else
+		result fail "checkpatch --strict $f" "$tmp/cp"
+	fi
+done
+
+kdir_of() { ls -d /usr/src/linux-headers-"$1"*-amd64 2>/dev/null | sort -V | tail -n1; }
+build() { # build KDIR DIR EXTRA...: fresh out-of-place build, output in $tmp/log
+	local kdir=$1 dir=$2
+	shift 2
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	rsync -a "$SSC_TOP/kernel/ssc/" "$dir/"
+	make -C "$kdir" M="$dir" CONFIG_DM_SSC=m "$@" modules > "$tmp/log" 2>&1
+}
+for kv in 6.12 6.1; do
+	kdir=$(kdir_of "$kv.")
+	if [ -z "$kdir" ]; then
+		result fail "W=1 build on $kv: no linux-headers-$kv (run scripts/deps.sh)"
+		continue
+	fi
+	if build "$kdir" "$tmp/w1-$kv" W=1 && ! grep -E 'warning:|error:' "$tmp/log" > "$tmp/w"; then
+		result ok "W=1 build, no warnings, $(basename "$kdir")"
+	else
+		result fail "W=1 build, no warnings, $(basename "$kdir")" "$tmp/log"
+	fi
+done
+kdir=$(kdir_of 6.12.)
+if [ -n "$kdir" ] && build "$kdir" "$tmp/sparse" C=2 && ! grep -E 'warning:|error:' "$tmp/log" > "$tmp/w"; then
+	result ok "sparse (C=2) clean, $(basename "$kdir")"
+else
+	result fail "sparse (C=2) clean" "$tmp/log"
+fi
+
+echo "lint: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: GPL-2.0
+# KUnit suites compiled into dm-ssc.ko (kernels with CONFIG_KUNIT, i.e. the debug
+# kernel) run when the module loads; read their KTAP back from debugfs.
+if [ ! -d /sys/kernel/debug/kunit ]; then
+	not_ok "kernel has KUnit # /sys/kernel/debug/kunit missing: run this suite on the debug kernel"
+	return 0
+fi
+check "modprobe dm-ssc runs its KUnit suites" modprobe dm-ssc
+cases=0
+for results in /sys/kernel/debug/kunit/*/results; do
+	s=${results%/results}
+	s=${s##*/}
+	# test cases are the lines indented one level below their suite
+	while read -r line; do
+		case $line in
+		*"# SKIP"*) diag "skipped: $s $line" ;;
+		"ok "*) set -- $line; ok "$s.$3"; cases=$((cases + 1)) ;;
+		"not ok "*) set -- $line; not_ok "$s.$4"; cases=$((cases + 1)) ;;
+		esac
+	done <<-EOT
+	$(grep -E '^    (not )?ok [0-9]+ ' "$results")
+	EOT
+	grep -E '^    (not )?ok|# ' "$results" | grep -v '^    ok' | sed 's/^/# /'
+done
+[ "$cases" -gt 0 ] && ok "KUnit ran $cases test cases" || not_ok "KUnit ran test cases # none found"
+check "rmmod dm-ssc" rmmod dm_ssc
