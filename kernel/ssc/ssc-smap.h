@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Sparse hash map for dm-ssc: origin block number -> packed flash location.
+ *
+ * The map is a Robin Hood, linear probing hash table whose buckets are
+ * grouped 32 at a time; each group stores only its occupied entries, packed
+ * bit by bit. See ssc-smap.c for the layout.
+ *
+ * The map does no locking: the caller serializes all calls on one map.
+ */
+#ifndef SSC_SMAP_H
+#define SSC_SMAP_H
+
+#include <linux/types.h>
+#include <linux/gfp.h>
+
+struct ssc_smap;
+
+/**
+ * ssc_smap_global_init() - create the module-wide slab caches of the map
+ *
+ * Must be called (once per user; calls are counted) before any map is
+ * created, normally from module_init.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int ssc_smap_global_init(void);
+
+/**
+ * ssc_smap_global_exit() - drop a reference taken by ssc_smap_global_init()
+ *
+ * The slab caches are destroyed when the last user goes away. Every map must
+ * have been destroyed by then.
+ */
+void ssc_smap_global_exit(void);
+
+/**
+ * ssc_smap_create() - allocate an empty map
+ * @key_bits: width of the keys, 1..48; keys are < 2^@key_bits
+ * @val_bits: width of the values, at least 1; values are < 2^@val_bits.
+ *	max(@key_bits, 5) + @val_bits must not exceed 64.
+ * @gfp: allocation flags
+ *
+ * Return: the new map, or NULL if the widths are out of range or memory
+ * could not be allocated.
+ */
+struct ssc_smap *ssc_smap_create(unsigned int key_bits, unsigned int val_bits,
+				 gfp_t gfp);
+
+/**
+ * ssc_smap_destroy() - free a map and all of its entries
+ * @m: the map, or NULL
+ */
+void ssc_smap_destroy(struct ssc_smap *m);
+
+/**
+ * ssc_smap_insert() - insert a key, or overwrite its value if present
+ * @m: the map
+ * @key: the key, < 2^key_bits
+ * @val: the value, < 2^val_bits; the map does not interpret it
+ * @gfp: allocation flags (the I/O path passes GFP_NOIO)
+ *
+ * Overwriting an existing key never allocates. Inserting a new key may grow
+ * the table; all memory is allocated before anything is changed.
+ *
+ * Return: 0; -EINVAL if @key or @val is out of range; -ENOMEM if memory could
+ * not be allocated, in which case the contents of the map are unchanged
+ * (a table growth that completed before the failure is kept).
+ */
+int ssc_smap_insert(struct ssc_smap *m, u64 key, u64 val, gfp_t gfp);
+
+/**
+ * ssc_smap_lookup() - find the value of a key
+ * @m: the map
+ * @key: the key; an out-of-range key is simply not found
+ * @val: if not NULL, receives the value when the key is found
+ *
+ * Return: true if @key is in the map.
+ */
+bool ssc_smap_lookup(const struct ssc_smap *m, u64 key, u64 *val);
+
+/**
+ * ssc_smap_remove() - remove a key
+ * @m: the map
+ * @key: the key
+ * @old_val: if not NULL, receives the removed value
+ * @gfp: allocation flags, used only to give memory back (smaller packed
+ *	arrays, a smaller table); if those allocations fail the map simply
+ *	keeps the bigger ones, so removal itself never fails
+ *
+ * Return: true if @key was in the map and has been removed.
+ */
+bool ssc_smap_remove(struct ssc_smap *m, u64 key, u64 *old_val, gfp_t gfp);
+
+/**
+ * ssc_smap_count() - number of entries in the map
+ * @m: the map
+ *
+ * Return: the number of keys stored.
+ */
+u64 ssc_smap_count(const struct ssc_smap *m);
+
+/**
+ * ssc_smap_bytes() - memory used by the map
+ * @m: the map
+ *
+ * Return: every byte the map has allocated: the map structure, the per-group
+ * arrays and the packed entry arrays, each at its real allocated size.
+ */
+size_t ssc_smap_bytes(const struct ssc_smap *m);
+
+/**
+ * ssc_smap_visit_range() - visit the entries whose keys are in a range
+ * @m: the map
+ * @lo: first key of the range
+ * @hi: end of the range (exclusive)
+ * @fn: called as fn(@ctx, key, value) for each entry with @lo <= key < @hi;
+ *	it must not modify the map. A non-zero return stops the walk.
+ * @ctx: passed to @fn
+ *
+ * A range that is small compared to the table is walked by looking up each
+ * key in turn, in increasing key order. Otherwise the whole table is scanned
+ * and the entries are visited in table order, which is not key order.
+ *
+ * Return: 0 after visiting every entry, or the first non-zero value
+ * returned by @fn.
+ */
+int ssc_smap_visit_range(const struct ssc_smap *m, u64 lo, u64 hi,
+			 int (*fn)(void *ctx, u64 key, u64 val), void *ctx);
+
+#endif /* SSC_SMAP_H */
