@@ -56,7 +56,7 @@ run_stage() {
 
 # The harness must fail a run for each of these; each is one test here.
 harness_selftest() {
-	local kd kdir p=0 f=0 out
+	local kd p=0 f=0 out
 	eval "$("$SSC_TOP/scripts/kernel.sh" 6.12)"
 	kd="$SSC_TOP/out/build/$(basename "$(realpath "$KDIR")")/harness-splat"
 	mkdir -p "$kd"

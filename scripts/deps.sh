@@ -14,7 +14,7 @@ PKGS=(
 	# kernels: Debian 12's 6.12 LTS (bookworm-security) and 6.1, headers + source
 	linux-headers-6.12-amd64 linux-headers-amd64 linux-source-6.12
 	# kernel build (modules, debug kernel, UML KUnit) and lint
-	build-essential bc bison flex libelf-dev libssl-dev dwarves python3 sparse rsync
+	build-essential bc bison flex libelf-dev libssl-dev dwarves python3 sparse shellcheck rsync
 	# static fio from Debian's source
 	dpkg-dev
 )

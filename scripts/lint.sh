@@ -61,5 +61,16 @@ else
 	result fail "sparse (C=2) clean" "$tmp/log"
 fi
 
+# the harness scripts (bash); the guest's busybox sh scripts are left out
+if command -v shellcheck > /dev/null; then
+	if shellcheck -x -P "$SSC_TOP/scripts" -S warning scripts/*.sh .ci/run > "$tmp/sc" 2>&1; then
+		result ok "shellcheck scripts/ .ci/run"
+	else
+		result fail "shellcheck scripts/ .ci/run" "$tmp/sc"
+	fi
+else
+	result fail "shellcheck is not installed (run scripts/deps.sh)"
+fi
+
 echo "lint: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

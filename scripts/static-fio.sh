@@ -27,7 +27,9 @@ apt_opts=(-o Dir::Etc::SourceList="$work/apt/sources.list" -o Dir::Etc::SourcePa
 log "fetching Debian's fio $ver source"
 apt-get "${apt_opts[@]}" -qq update
 (cd "$work/src" && apt-get "${apt_opts[@]}" -qq source --download-only "fio=$ver" >/dev/null)
-tar -xf "$(ls "$work"/src/fio_*.orig.tar.* | grep -v "\.asc$" | head -n1)" -C "$work/src"
+for t in "$work"/src/fio_*.orig.tar.*; do
+	case $t in *.asc) ;; *) tar -xf "$t" -C "$work/src" ;; esac
+done
 src=$(find "$work/src" -maxdepth 1 -type d -name 'fio-*' | head -n1)
 log "building static fio"
 (cd "$src" && ./configure --build-static --disable-native >"$work/build.log" 2>&1 &&

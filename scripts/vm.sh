@@ -15,7 +15,7 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-flavor=6.12 suites= shell= name= mem=1024 tmo=900 kos=()
+flavor=6.12 suites='' shell='' name='' mem=1024 tmo=900 kos=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) flavor=$2; shift 2 ;;
@@ -40,6 +40,7 @@ build="$SSC_TOP/out/build/$(basename "$(realpath "$KDIR")")"
 initrd="$SSC_OUT/initramfs-$name.cpio"
 "$SSC_TOP/scripts/mkinitramfs.sh" "$initrd" "$KVER" "$MODROOT" "$build"/ssc/*.ko ${kos[@]+"${kos[@]}"}
 
+# shellcheck disable=SC2054 # the commas are QEMU option syntax
 qemu=(qemu-system-x86_64 -M pc -accel tcg,thread=multi,tb-size=256 -cpu max -smp 2 -m "$mem"
       -nodefaults -display none -no-reboot -kernel "$KIMAGE" -initrd "$initrd")
 kargs="console=ttyS0 panic=-1 oops=panic loglevel=5 rdinit=/init"
