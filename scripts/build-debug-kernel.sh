@@ -8,10 +8,11 @@
 # stdout: one line, the output directory. It is usable as KDIR for out-of-tree modules
 # (make -C <dir> M=<module dir> modules) and holds kernel.env (KVER, BZIMAGE, MODROOT, KDIR).
 # stderr: progress and errors only; the full make output goes to <dir>/build.log.
-# Boot arch/x86/boot/bzImage, not vmlinux: a KASAN vmlinux triple-faults on the PVH entry.
+# Boot arch/x86/boot/bzImage: it is the tested path. (The feasibility study's KASAN vmlinux
+# triple-faulted on the PVH entry; this config's vmlinux did boot via PVH, but don't rely on it.)
 set -euo pipefail
 
-# shellcheck source=scripts/common.sh
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 frag=$SSC_TOP/scripts/debug-kernel.config
@@ -19,7 +20,8 @@ frag=$SSC_TOP/scripts/debug-kernel.config
 
 src=$(linux_src)
 debver=${src##*/linux-source-}
-hash=$(sha256sum "$frag" | cut -c1-12)
+# keyed by the fragment and by this script: a change to either builds anew
+hash=$(cat "$frag" "${BASH_SOURCE[0]}" | sha256sum | cut -c1-12)
 out=$SSC_CACHE/debug-kernel/$debver-$hash
 buildlog=$out/build.log
 mkdir -p "$out"
