@@ -775,15 +775,24 @@ int ssc_smap_insert(struct ssc_smap *m, u64 key, u64 val, gfp_t gfp)
 	}
 }
 
-bool ssc_smap_lookup(const struct ssc_smap *m, u64 key, u64 *val)
+/* find @key: its bucket in @pos and its entry in @e */
+static bool ssc_locate(const struct ssc_smap *m, u64 key, u32 *pos, u64 *e)
 {
-	u32 home, pos;
-	u64 rem, e;
+	u32 home;
+	u64 rem;
 
 	if (key >> m->key_bits)
 		return false;
 	ssc_hash(m, key, &home, &rem);
-	if (!ssc_find(m, home, rem, &pos, &e))
+	return ssc_find(m, home, rem, pos, e);
+}
+
+bool ssc_smap_lookup(const struct ssc_smap *m, u64 key, u64 *val)
+{
+	u32 pos;
+	u64 e;
+
+	if (!ssc_locate(m, key, &pos, &e))
 		return false;
 	if (val)
 		*val = ssc_e_val(m, &m->t, e);
@@ -828,13 +837,10 @@ static void ssc_clear_bucket(struct ssc_smap *m, u32 pos, gfp_t gfp)
 bool ssc_smap_remove(struct ssc_smap *m, u64 key, u64 *old_val, gfp_t gfp)
 {
 	struct ssc_tab *t = &m->t;
-	u32 home, pos, next;
-	u64 rem, e;
+	u32 pos, next;
+	u64 e;
 
-	if (key >> m->key_bits)
-		return false;
-	ssc_hash(m, key, &home, &rem);
-	if (!ssc_find(m, home, rem, &pos, &e))
+	if (!ssc_locate(m, key, &pos, &e))
 		return false;
 	if (old_val)
 		*old_val = ssc_e_val(m, t, e);
