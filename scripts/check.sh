@@ -33,13 +33,12 @@ run_stage() {
 	log "stage $name: $*"
 	"$@" > "$logs/$name.log" 2>&1
 	rc=$?
-	line=$(grep -E '([0-9]+) passed, ([0-9]+) failed' "$logs/$name.log" | tail -n1)
+	line=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$logs/$name.log" | tail -n1)
 	if [ -z "$line" ]; then
 		p=0 f=1
 		echo "not ok - $name: stage produced no result (exit $rc)"
 	else
-		p=$(sed -E 's/.*[^0-9]?([0-9]+) passed, ([0-9]+) failed.*/\1/' <<<"$line")
-		f=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")
+		read -r p _ f _ <<<"${line//,/}"
 		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 			f=1
 			echo "not ok - $name: stage exited $rc with no failed test"

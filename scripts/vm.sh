@@ -94,7 +94,7 @@ emit() { # emit ok|not_ok description
 	else
 		emit ok "$name: console free of kernel splats"
 	fi
-	if grep -q '^@@END' "$raw.lines" 2>/dev/null || grep -q '@@END' "$raw" 2>/dev/null; then
+	if grep -q '^@@END' "$raw" 2>/dev/null; then
 		emit ok "$name: VM ran every suite to the end"
 	else
 		emit not_ok "$name: VM ran every suite to the end # no end marker: crash, panic or timeout (qemu exit $qrc after ${elapsed}s)"
