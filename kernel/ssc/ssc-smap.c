@@ -343,6 +343,37 @@ static u64 ssc_e_key(const struct ssc_smap *m, const struct ssc_tab *t, u32 pos,
 	return ssc_unmix(m, ssc_lo(t, home) + ssc_e_rem(t, e));
 }
 
+/* a walk over every entry of a table, in bucket order */
+struct ssc_cursor {
+	u32 g;
+	u32 bm;			/* buckets of group g not visited yet */
+	unsigned int slot;
+};
+
+static void ssc_cursor_init(const struct ssc_tab *t, struct ssc_cursor *c)
+{
+	c->g = 0;
+	c->bm = t->bitmap[0];
+	c->slot = 0;
+}
+
+/* the next entry of the walk: its bucket, its key and the entry itself */
+static bool ssc_next_entry(const struct ssc_smap *m, const struct ssc_tab *t,
+			   struct ssc_cursor *c, u32 *pos, u64 *key, u64 *e)
+{
+	while (!c->bm) {
+		if (++c->g == t->ngroups)
+			return false;
+		c->bm = t->bitmap[c->g];
+		c->slot = 0;
+	}
+	*pos = c->g * SSC_GROUP + __ffs(c->bm);
+	*e = ssc_get(t, c->g, c->slot++);
+	*key = ssc_e_key(m, t, *pos, *e);
+	c->bm &= c->bm - 1;
+	return true;
+}
+
 static inline void *ssc_arr_alloc(unsigned int cls, gfp_t gfp)
 {
 	if (ssc_fail_alloc())
@@ -516,9 +547,11 @@ static int ssc_layout(struct ssc_tab *nt, const u8 *cnt, u8 *off)
 static int ssc_rehash(struct ssc_smap *m, u32 nbuckets, gfp_t gfp)
 {
 	struct ssc_tab *ot = &m->t, nt;
+	struct ssc_cursor c;
 	size_t new_bytes;
 	u8 *cnt, *off;
-	u32 g, ng;
+	u32 pos, ng;
+	u64 key, e;
 	int ret;
 
 	ssc_tab_params(m, &nt, nbuckets);
@@ -533,22 +566,15 @@ static int ssc_rehash(struct ssc_smap *m, u32 nbuckets, gfp_t gfp)
 		goto out;
 
 	/* count the keys of each new home */
-	for (g = 0; g < ot->ngroups; g++) {
-		u32 bm = ot->bitmap[g];
-		unsigned int slot = 0;
+	ssc_cursor_init(ot, &c);
+	while (ssc_next_entry(m, ot, &c, &pos, &key, &e)) {
+		u32 home = ssc_home(m, &nt, ssc_mix(m, key));
 
-		while (bm) {
-			u32 pos = g * SSC_GROUP + __ffs(bm);
-			u64 e = ssc_get(ot, g, slot++);
-			u32 home = ssc_home(m, &nt, ssc_mix(m, ssc_e_key(m, ot, pos, e)));
-
-			if (cnt[home] > SSC_MAX_DISP) {
-				ret = -ENOSPC;
-				goto out_tab;
-			}
-			cnt[home]++;
-			bm &= bm - 1;
+		if (cnt[home] > SSC_MAX_DISP) {
+			ret = -ENOSPC;
+			goto out_tab;
 		}
+		cnt[home]++;
 	}
 	ret = ssc_layout(&nt, cnt, off);
 	if (ret)
@@ -571,24 +597,17 @@ static int ssc_rehash(struct ssc_smap *m, u32 nbuckets, gfp_t gfp)
 	}
 
 	/* fill them: a home's keys go to its buckets in any order */
-	for (g = 0; g < ot->ngroups; g++) {
-		u32 bm = ot->bitmap[g];
-		unsigned int slot = 0;
+	ssc_cursor_init(ot, &c);
+	while (ssc_next_entry(m, ot, &c, &pos, &key, &e)) {
+		u64 h = ssc_mix(m, key);
+		u32 home = ssc_home(m, &nt, h);
+		unsigned int d = off[home] + --cnt[home];
+		u64 np = (u64)home + d;
 
-		while (bm) {
-			u32 pos = g * SSC_GROUP + __ffs(bm);
-			u64 e = ssc_get(ot, g, slot++);
-			u64 h = ssc_mix(m, ssc_e_key(m, ot, pos, e));
-			u32 home = ssc_home(m, &nt, h);
-			unsigned int d = off[home] + --cnt[home];
-			u64 np = (u64)home + d;
-
-			if (np >= nbuckets)
-				np -= nbuckets;
-			ssc_put_pos(&nt, np, ssc_e_pack(&nt, d, h - ssc_lo(&nt, home),
-							ssc_e_val(m, ot, e)));
-			bm &= bm - 1;
-		}
+		if (np >= nbuckets)
+			np -= nbuckets;
+		ssc_put_pos(&nt, np, ssc_e_pack(&nt, d, h - ssc_lo(&nt, home),
+						ssc_e_val(m, ot, e)));
 	}
 
 	m->bytes -= ssc_tab_free(m, ot);
@@ -881,8 +900,9 @@ int ssc_smap_visit_range(const struct ssc_smap *m, u64 lo, u64 hi,
 			 int (*fn)(void *ctx, u64 key, u64 val), void *ctx)
 {
 	const struct ssc_tab *t = &m->t;
-	u64 key, val;
-	u32 g;
+	struct ssc_cursor c;
+	u64 key, val, e;
+	u32 pos;
 	int ret;
 
 	hi = min(hi, 1ULL << m->key_bits);
@@ -898,21 +918,13 @@ int ssc_smap_visit_range(const struct ssc_smap *m, u64 lo, u64 hi,
 		}
 		return 0;
 	}
-	for (g = 0; g < t->ngroups; g++) {
-		u32 bm = t->bitmap[g];
-		unsigned int slot = 0;
-
-		while (bm) {
-			u64 e = ssc_get(t, g, slot++);
-
-			key = ssc_e_key(m, t, g * SSC_GROUP + __ffs(bm), e);
-			bm &= bm - 1;
-			if (key < lo || key >= hi)
-				continue;
-			ret = fn(ctx, key, ssc_e_val(m, t, e));
-			if (ret)
-				return ret;
-		}
+	ssc_cursor_init(t, &c);
+	while (ssc_next_entry(m, t, &c, &pos, &key, &e)) {
+		if (key < lo || key >= hi)
+			continue;
+		ret = fn(ctx, key, ssc_e_val(m, t, e));
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
