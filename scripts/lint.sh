@@ -34,13 +34,11 @@ for f in "${files[@]}"; do
 done
 
 kdir_of() { ls -d /usr/src/linux-headers-"$1"*-amd64 2>/dev/null | sort -V | tail -n1; }
-build() { # build KDIR DIR EXTRA...: fresh out-of-place build, output in $tmp/log
+build() { # build KDIR DIR EXTRA...: all modules, from scratch in DIR; output in $tmp/log
 	local kdir=$1 dir=$2
 	shift 2
 	rm -rf "$dir"
-	mkdir -p "$dir"
-	rsync -a "$SSC_TOP/kernel/ssc/" "$dir/"
-	make -C "$kdir" M="$dir" CONFIG_DM_SSC=m "$@" modules > "$tmp/log" 2>&1
+	make -C "$SSC_TOP" modules KDIR="$kdir" BUILD="$dir" "$@" > "$tmp/log" 2>&1
 }
 for kv in 6.12 6.1; do
 	kdir=$(kdir_of "$kv.")

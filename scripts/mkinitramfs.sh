@@ -61,6 +61,7 @@ done
 depmod -b "$st" "$kver"
 
 install -m755 "$SSC_TOP/tests/vm/init" "$st/init"
-cp -r "$SSC_TOP/tests/vm/run-suites.sh" "$SSC_TOP/tests/vm/lib.sh" "$SSC_TOP/tests/vm/suites" "$st/ssc/"
+cp -r "$SSC_TOP/tests/vm/run-suites.sh" "$SSC_TOP/tests/vm/lib.sh" "$SSC_TOP/tests/vm/splat.re" \
+	"$SSC_TOP/tests/vm/suites" "$st/ssc/"
 echo "$kver" > "$st/etc/kver"
 (cd "$st" && find . -print0 | cpio --null -o -H newc --quiet) > "$out"

@@ -681,7 +681,8 @@ struct ssc_smap *ssc_smap_create(unsigned int key_bits, unsigned int val_bits, g
 		kfree(m);
 		return NULL;
 	}
-	ssc_tab_alloc(m, &m->t, gfp);
+	/* a minimum-size table lives inside *m: this allocates nothing */
+	WARN_ON_ONCE(ssc_tab_alloc(m, &m->t, gfp));
 	m->bytes = kmalloc_size_roundup(sizeof(*m));
 	return m;
 }

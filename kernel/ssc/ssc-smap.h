@@ -58,7 +58,8 @@ void ssc_smap_destroy(struct ssc_smap *m);
  * @m: the map
  * @key: the key, < 2^key_bits
  * @val: the value, < 2^val_bits; the map does not interpret it
- * @gfp: allocation flags (the I/O path passes GFP_NOIO)
+ * @gfp: allocation flags; must allow blocking (the I/O path passes GFP_NOIO),
+ *	as growing the table may vmalloc
  *
  * Overwriting an existing key never allocates. Inserting a new key may grow
  * the table; all memory is allocated before anything is changed.

@@ -1,0 +1,1 @@
+BUG:|WARNING:|Oops|general protection|Call Trace|KASAN|UBSAN|kmemleak|possible circular locking|possible recursive locking|inconsistent lock state|sleeping function called from invalid context|blocked for more than|Kernel panic|RCU stall|soft lockup|hard LOCKUP
