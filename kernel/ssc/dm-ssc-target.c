@@ -3,12 +3,24 @@
  * dm-ssc: a device-mapper target that uses a flash device as a solid-state
  * cache (FlashTier) for a slower origin device.
  *
- * This file holds the target glue: the table line, status, messages and the
- * bio path. The cache engine arrives in later changes; for now only the
- * passthrough mode is implemented, in which every bio goes to the origin
- * and the cache device is opened and validated but never touched.
+ * This file is the cache manager (the "host" half): the table line, status,
+ * messages and the bio path in the writethrough, writeback, writearound and
+ * passthrough modes. The SSC engine (ssc-engine.c) owns the flash device.
  *
- * Documentation/ssc.rst in the project tree describes the table line.
+ * Bios are split at block boundaries. Read hits, and in writeback writes to
+ * dirty blocks, are remapped straight to the cache device from .map; all
+ * else runs in a work item per bio that may sleep on I/O. A per-block cell
+ * keeps a fill, a write and a write-back of the same block from racing.
+ *
+ * Orderings that keep a crash from exposing stale data:
+ *  - writethrough write to a cached block: evict it durably, write the
+ *    origin, then cache the new data with write_clean;
+ *  - any origin write of an uncached block first commits every earlier
+ *    eviction record (ssc_remove_barrier());
+ *  - a dirty block overwritten on the origin (write-around, write-back)
+ *    is evicted only after the origin write is durable (FUA).
+ *
+ * Documentation/ssc.rst in the project tree describes the interface.
  */
 
 #include <linux/device-mapper.h>
@@ -17,8 +29,15 @@
 #include <linux/bio.h>
 #include <linux/log2.h>
 #include <linux/math64.h>
+#include <linux/workqueue.h>
+#include <linux/mempool.h>
+#include <linux/vmalloc.h>
+#include <linux/bitmap.h>
+#include <linux/percpu.h>
+#include <linux/delay.h>
 
 #include "ssc-smap.h"
+#include "ssc-engine.h"
 
 #define DM_MSG_PREFIX "ssc"
 
@@ -31,17 +50,30 @@
 #define SSC_MAX_SEGMENT_SECTORS	(64 * 2048)
 #define SSC_DEF_SEGMENT_SECTORS	(2 * 2048)
 
-/*
- * The cache device must hold at least this many segments: the log needs one
- * segment being written, one being cleaned and room to make progress.
- */
-#define SSC_MIN_SEGMENTS	4
+/* Write-back starts above dirty_high % of the cache and stops at dirty_low %. */
+#define SSC_DEF_DIRTY_HIGH	20
+#define SSC_DEF_DIRTY_LOW	10
+#define SSC_MAX_DIRTY_HIGH	75
+/* Above this share of dirty blocks, writes go around the cache. */
+#define SSC_DIRTY_HARD_PCT	80
+
+/* Largest origin write made by write-back from contiguous dirty blocks */
+#define SSC_WB_MAX_BYTES	(256 * 1024)
+
+/* Group commit interval for write_clean and clean records */
+#define SSC_COMMIT_INTERVAL	HZ
+
+#define SSC_CELL_HASH_BITS	8
+#define SSC_CELL_POOL		64
+#define SSC_MAX_EXISTS		BIT(20)
 
 /* ti->error strings too long to sit on their line */
 #define SSC_ERR_ARGS \
 	"Not enough arguments: want <cache_dev> <origin_dev> <block_size> <#feature_args> [<feature_arg>]*"
 #define SSC_ERR_SEGMENT \
 	"Invalid segment_size: want a power of two from 256 to 131072 sectors"
+#define SSC_ERR_DIRTY \
+	"Invalid dirty_high/dirty_low: want 0 <= dirty_low < dirty_high <= 75"
 
 enum ssc_mode {
 	SSC_MODE_WRITETHROUGH,
@@ -58,10 +90,20 @@ static const char * const ssc_mode_names[] = {
 };
 
 struct ssc_stats {
-	atomic64_t reads;
-	atomic64_t writes;
-	atomic64_t discards;
-	atomic64_t flushes;
+	u64 read_hits;
+	u64 read_misses;
+	u64 write_hits;
+	u64 write_misses;
+	u64 data_sectors;	/* data written to the cache device */
+	u64 writebacks;		/* blocks written back to the origin */
+	u64 cache_errors;
+	u64 origin_errors;
+};
+
+struct ssc_cell {
+	struct hlist_node node;
+	u64 oblock;
+	struct bio_list waiters;
 };
 
 struct ssc_c {
@@ -70,13 +112,944 @@ struct ssc_c {
 	struct dm_dev *origin_dev;
 
 	sector_t block_sectors;
+	unsigned int block_shift;
 	sector_t segment_sectors;
 	sector_t cache_sectors;
-	u64 nr_segments;
 	enum ssc_mode mode;
+	unsigned int dirty_high;
+	unsigned int dirty_low;
 
-	struct ssc_stats stats;
+	struct ssc_engine *eng;
+	u64 nr_slots;
+
+	struct workqueue_struct *wq;	/* one work item per deferred bio */
+	struct workqueue_struct *gc_wq;
+	struct workqueue_struct *wb_wq;
+	struct work_struct gc_work;
+	struct work_struct wb_work;
+	struct delayed_work commit_work;
+	bool suspended;
+	bool writeback_all;
+
+	struct bio_set bs;
+	mempool_t cell_pool;
+	spinlock_t cell_lock;		/* protects cells[] */
+	struct hlist_head cells[1 << SSC_CELL_HASH_BITS];
+	wait_queue_head_t cell_wq;
+
+	struct page **wb_pages;
+	unsigned int wb_npages;
+	unsigned int wb_max_blocks;
+
+	struct ssc_stats __percpu *stats;
 };
+
+/* Per-bio state, in the dm per-io data area */
+struct ssc_bio {
+	struct ssc_c *sc;
+	struct ssc_cell *cell;
+	struct ssc_loc loc;
+	struct bvec_iter saved_iter;
+	unsigned int flags;
+	struct work_struct work;
+};
+
+#define PB_PINNED	BIT(0)	/* loc is pinned in the engine */
+#define PB_CACHE_READ	BIT(1)	/* a read remapped to the cache */
+#define PB_RETRIED	BIT(2)	/* already retried on the origin */
+
+static struct kmem_cache *ssc_cell_cache;
+
+#define this_cpu_add(sc->stats->field, n)	this_cpu_add((sc)->stats->field, (n))
+#define this_cpu_inc(sc->stats->field)		this_cpu_add(sc->stats->field, 1)
+
+static void ssc_stats_sum(struct ssc_c *sc, struct ssc_stats *sum)
+{
+	int cpu;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		struct ssc_stats *s = per_cpu_ptr(sc->stats, cpu);
+
+		sum->read_hits += s->read_hits;
+		sum->read_misses += s->read_misses;
+		sum->write_hits += s->write_hits;
+		sum->write_misses += s->write_misses;
+		sum->data_sectors += s->data_sectors;
+		sum->writebacks += s->writebacks;
+		sum->cache_errors += s->cache_errors;
+		sum->origin_errors += s->origin_errors;
+	}
+}
+
+static inline u64 ssc_oblock(struct ssc_c *sc, sector_t target_sector)
+{
+	return target_sector >> sc->block_shift;
+}
+
+static inline sector_t ssc_block_offset(struct ssc_c *sc, sector_t target_sector)
+{
+	return target_sector & (sc->block_sectors - 1);
+}
+
+static inline bool ssc_full_block(struct ssc_c *sc, struct bio *bio)
+{
+	return bio_sectors(bio) == sc->block_sectors;
+}
+
+static struct ssc_bio *ssc_pb(struct bio *bio)
+{
+	return dm_per_bio_data(bio, sizeof(struct ssc_bio));
+}
+
+/* ---------------------------------------------------------------------
+ * Cells: one holder per origin block
+ */
+
+static struct hlist_head *ssc_cell_bucket(struct ssc_c *sc, u64 oblock)
+{
+	return &sc->cells[hash_64(oblock, SSC_CELL_HASH_BITS)];
+}
+
+static struct ssc_cell *ssc_cell_find(struct ssc_c *sc, u64 oblock)
+{
+	struct ssc_cell *cell;
+
+	hlist_for_each_entry(cell, ssc_cell_bucket(sc, oblock), node)
+		if (cell->oblock == oblock)
+			return cell;
+	return NULL;
+}
+
+/*
+ * Take the cell of a block for a bio. If the cell is held, the bio waits
+ * on it and is queued again when it is released; returns NULL then.
+ */
+static struct ssc_cell *ssc_cell_get_bio(struct ssc_c *sc, u64 oblock,
+					 struct bio *bio, gfp_t gfp)
+{
+	struct ssc_cell *cell, *new;
+
+	new = mempool_alloc(&sc->cell_pool, gfp);
+	if (!new)
+		return NULL;
+	spin_lock_irq(&sc->cell_lock);
+	cell = ssc_cell_find(sc, oblock);
+	if (cell) {
+		if (bio)
+			bio_list_add(&cell->waiters, bio);
+		spin_unlock_irq(&sc->cell_lock);
+		mempool_free(new, &sc->cell_pool);
+		return NULL;
+	}
+	new->oblock = oblock;
+	bio_list_init(&new->waiters);
+	hlist_add_head(&new->node, ssc_cell_bucket(sc, oblock));
+	spin_unlock_irq(&sc->cell_lock);
+	return new;
+}
+
+static void ssc_defer(struct ssc_c *sc, struct bio *bio);
+
+static void ssc_cell_put(struct ssc_c *sc, struct ssc_cell *cell)
+{
+	struct bio_list waiters;
+	struct bio *bio;
+	unsigned long flags;
+
+	spin_lock_irqsave(&sc->cell_lock, flags);
+	hlist_del(&cell->node);
+	waiters = cell->waiters;
+	spin_unlock_irqrestore(&sc->cell_lock, flags);
+	mempool_free(cell, &sc->cell_pool);
+
+	while ((bio = bio_list_pop(&waiters)))
+		ssc_defer(sc, bio);
+	wake_up_all(&sc->cell_wq);
+}
+
+/* Take the cell of a block, sleeping until it is free (not for bios). */
+static struct ssc_cell *ssc_cell_lock(struct ssc_c *sc, u64 oblock)
+{
+	struct ssc_cell *cell;
+
+	wait_event(sc->cell_wq,
+		   (cell = ssc_cell_get_bio(sc, oblock, NULL, GFP_NOIO)) != NULL);
+	return cell;
+}
+
+/* ---------------------------------------------------------------------
+ * I/O helpers
+ */
+
+/* Synchronous I/O on the cache device for the engine. len == 0: flush. */
+static int ssc_bdev_rw(void *priv, blk_opf_t opf, sector_t sector, void *buf,
+		       size_t len)
+{
+	struct ssc_c *sc = priv;
+	struct block_device *bdev = sc->cache_dev->bdev;
+	int r = 0;
+
+	if (!len)
+		return blkdev_issue_flush(bdev);
+
+	while (len && !r) {
+		unsigned int nr = min_t(unsigned int, BIO_MAX_VECS,
+					DIV_ROUND_UP(offset_in_page(buf) + len, PAGE_SIZE));
+		size_t done = 0;
+		struct bio *bio;
+
+		bio = bio_alloc(bdev, nr, opf, GFP_NOIO);
+		bio->bi_iter.bi_sector = sector;
+		while (len - done && bio->bi_vcnt < nr) {
+			void *p = buf + done;
+			unsigned int off = offset_in_page(p);
+			unsigned int n = min_t(size_t, len - done, PAGE_SIZE - off);
+			struct page *page = is_vmalloc_addr(p) ? vmalloc_to_page(p) :
+				virt_to_page(p);
+
+			__bio_add_page(bio, page, n, off);
+			done += n;
+		}
+		if (is_vmalloc_addr(buf) && op_is_write(opf))
+			flush_kernel_vmap_range(buf, done);
+		r = submit_bio_wait(bio);
+		if (is_vmalloc_addr(buf) && !op_is_write(opf))
+			invalidate_kernel_vmap_range(buf, done);
+		bio_put(bio);
+		buf += done;
+		len -= done;
+		sector += done >> SECTOR_SHIFT;
+		/* only the first bio of a split write carries the flush */
+		opf &= ~REQ_PREFLUSH;
+	}
+	if (r)
+		this_cpu_inc(sc->stats->cache_errors);
+	return r;
+}
+
+static int ssc_bdev_discard(void *priv, sector_t sector, sector_t nr_sects)
+{
+	struct ssc_c *sc = priv;
+	struct block_device *bdev = sc->cache_dev->bdev;
+
+	if (!bdev_max_discard_sectors(bdev))
+		return 0;
+	return blkdev_issue_discard(bdev, sector, nr_sects, GFP_NOIO);
+}
+
+static void ssc_kick_gc(void *priv)
+{
+	struct ssc_c *sc = priv;
+
+	queue_work(sc->gc_wq, &sc->gc_work);
+}
+
+static const struct ssc_io_ops ssc_bdev_ops = {
+	.rw = ssc_bdev_rw,
+	.discard = ssc_bdev_discard,
+	.kick_gc = ssc_kick_gc,
+};
+
+/*
+ * Run a clone of @bio against @bdev at @sector with @opf and wait for it.
+ * The clone shares @bio's pages.
+ */
+static int ssc_clone_io(struct ssc_c *sc, struct bio *bio,
+			struct block_device *bdev, sector_t sector, blk_opf_t opf)
+{
+	struct bio *clone;
+	int r;
+
+	clone = bio_alloc_clone(bdev, bio, GFP_NOIO, &sc->bs);
+	clone->bi_opf = opf;
+	clone->bi_iter.bi_sector = sector;
+	r = submit_bio_wait(clone);
+	bio_put(clone);
+	return r;
+}
+
+struct ssc_pair {
+	atomic_t pending;
+	struct completion done;
+	blk_status_t status[2];
+};
+
+static void ssc_pair_endio(struct bio *clone)
+{
+	struct ssc_pair *p = clone->bi_private;
+
+	/* bi_ioprio is free in a clone we own: it says which half this is */
+	p->status[clone->bi_ioprio] = clone->bi_status;
+	bio_put(clone);
+	if (atomic_dec_and_test(&p->pending))
+		complete(&p->done);
+}
+
+/*
+ * Write @bio's data to the origin and, if @cache_sector is not ~0, to the
+ * cache device at the same time. Returns the two results.
+ */
+static void ssc_write_both(struct ssc_c *sc, struct bio *bio, blk_opf_t origin_opf,
+			   sector_t cache_sector, int *origin_r, int *cache_r)
+{
+	struct ssc_pair p;
+	struct bio *c[2];
+	int i, n = cache_sector == (sector_t)-1 ? 1 : 2;
+
+	atomic_set(&p.pending, n);
+	init_completion(&p.done);
+	p.status[0] = BLK_STS_OK;
+	p.status[1] = BLK_STS_OK;
+	c[0] = bio_alloc_clone(sc->origin_dev->bdev, bio, GFP_NOIO, &sc->bs);
+	c[0]->bi_opf = origin_opf;
+	c[0]->bi_iter.bi_sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
+	if (n == 2) {
+		c[1] = bio_alloc_clone(sc->cache_dev->bdev, bio, GFP_NOIO, &sc->bs);
+		c[1]->bi_opf = REQ_OP_WRITE;
+		c[1]->bi_iter.bi_sector = cache_sector;
+	}
+	for (i = 0; i < n; i++) {
+		c[i]->bi_ioprio = i;
+		c[i]->bi_private = &p;
+		c[i]->bi_end_io = ssc_pair_endio;
+		submit_bio_noacct(c[i]);
+	}
+	wait_for_completion_io(&p.done);
+	*origin_r = blk_status_to_errno(p.status[0]);
+	*cache_r = n == 2 ? blk_status_to_errno(p.status[1]) : -EIO;
+}
+
+static void ssc_remap_origin(struct ssc_c *sc, struct bio *bio)
+{
+	bio_set_dev(bio, sc->origin_dev->bdev);
+	if (bio_sectors(bio))
+		bio->bi_iter.bi_sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
+}
+
+static void ssc_remap_cache(struct ssc_c *sc, struct bio *bio, const struct ssc_loc *loc)
+{
+	sector_t off = ssc_block_offset(sc, dm_target_offset(sc->ti, bio->bi_iter.bi_sector));
+
+	bio_set_dev(bio, sc->cache_dev->bdev);
+	bio->bi_iter.bi_sector = loc->sector + off;
+}
+
+static void ssc_endio(struct bio *bio, int r)
+{
+	bio->bi_status = errno_to_blk_status(r);
+	bio_endio(bio);
+}
+
+/* ---------------------------------------------------------------------
+ * The bio path
+ */
+
+static bool ssc_wb_failed(struct ssc_c *sc)
+{
+	return ssc_engine_error(sc->eng) != 0;
+}
+
+static void ssc_maybe_kick_writeback(struct ssc_c *sc)
+{
+	struct ssc_engine_stats st;
+
+	if (READ_ONCE(sc->suspended))
+		return;
+	ssc_engine_get_stats(sc->eng, &st);
+	if (st.dirty && (sc->mode != SSC_MODE_WRITEBACK || sc->writeback_all ||
+			 st.dirty * 100 > st.nr_slots * sc->dirty_high))
+		queue_work(sc->wb_wq, &sc->wb_work);
+}
+
+/* Read miss: read the origin into the bio, then cache the block clean. */
+static void ssc_read_miss(struct ssc_c *sc, struct bio *bio, u64 oblock)
+{
+	struct ssc_bio *pb = ssc_pb(bio);
+	struct ssc_loc loc;
+	bool fill;
+	int r;
+
+	pb->cell = ssc_cell_get_bio(sc, oblock, bio, GFP_NOIO);
+	if (!pb->cell)
+		return;		/* requeued when the cell is free */
+
+	if (ssc_get(sc->eng, oblock, false, &loc) != SSC_NOT_PRESENT) {
+		/* filled while we waited */
+		ssc_cell_put(sc, pb->cell);
+		pb->cell = NULL;
+		this_cpu_inc(sc->stats->read_hits);
+		pb->loc = loc;
+		pb->flags |= PB_PINNED | PB_CACHE_READ;
+		pb->saved_iter = bio->bi_iter;
+		ssc_remap_cache(sc, bio, &loc);
+		submit_bio_noacct(bio);
+		return;
+	}
+	this_cpu_inc(sc->stats->read_misses);
+	fill = ssc_full_block(sc, bio) && sc->mode != SSC_MODE_PASSTHROUGH &&
+		!ssc_engine_error(sc->eng) &&
+		!ssc_reserve(sc->eng, oblock, false, &loc);
+
+	r = ssc_clone_io(sc, bio, sc->origin_dev->bdev,
+			 dm_target_offset(sc->ti, bio->bi_iter.bi_sector), REQ_OP_READ);
+	if (r) {
+		this_cpu_inc(sc->stats->origin_errors);
+		if (fill)
+			ssc_unreserve(sc->eng, &loc);
+		goto out;
+	}
+	if (fill) {
+		u64 lsn;
+
+		if (ssc_clone_io(sc, bio, sc->cache_dev->bdev, loc.sector, REQ_OP_WRITE)) {
+			this_cpu_inc(sc->stats->cache_errors);
+			ssc_unreserve(sc->eng, &loc);
+		} else {
+			this_cpu_add(sc->stats->data_sectors, sc->block_sectors);
+			/* a new clean block: its record may stay buffered */
+			ssc_publish(sc->eng, oblock, &loc, false, &lsn);
+		}
+	}
+out:
+	ssc_cell_put(sc, pb->cell);
+	pb->cell = NULL;
+	ssc_endio(bio, r);
+}
+
+/*
+ * Write the bio to the origin only, dropping any cached copy in the order
+ * that never leaves a mapping to older data than the origin holds.
+ */
+static int ssc_write_around(struct ssc_c *sc, struct bio *bio, u64 oblock,
+			    enum ssc_state st)
+{
+	blk_opf_t opf = bio->bi_opf;
+	int r, cr;
+	u64 lsn;
+
+	if (st == SSC_CLEAN) {
+		r = ssc_evict(sc->eng, oblock, false, &lsn);
+		if (!r)
+			r = ssc_commit(sc->eng, lsn);
+		if (r)
+			return r;
+	} else if (st == SSC_NOT_PRESENT) {
+		r = ssc_commit(sc->eng, ssc_remove_barrier(sc->eng));
+		if (r && sc->mode == SSC_MODE_WRITEBACK)
+			return r;
+	} else {
+		/* dirty: the origin copy must be durable before the eviction */
+		opf |= REQ_FUA;
+	}
+	ssc_write_both(sc, bio, opf, (sector_t)-1, &r, &cr);
+	if (r) {
+		this_cpu_inc(sc->stats->origin_errors);
+		return r;
+	}
+	if (st == SSC_DIRTY) {
+		r = ssc_evict(sc->eng, oblock, true, &lsn);
+		if (!r)
+			r = ssc_commit(sc->eng, lsn);
+	}
+	return r;
+}
+
+/*
+ * Overwrite a dirty block in place: its mapping and state do not change, so
+ * no metadata is written. While garbage collection is moving the block, a
+ * partial write (@wait) waits for the move; a full one gives up.
+ */
+static bool ssc_write_in_place(struct ssc_c *sc, struct bio *bio, u64 oblock,
+			       bool wait)
+{
+	struct ssc_bio *pb = ssc_pb(bio);
+	struct ssc_loc loc;
+	enum ssc_state st;
+
+	for (;;) {
+		st = ssc_get(sc->eng, oblock, true, &loc);
+		if (st != SSC_DIRTY)
+			return false;
+		if (loc.slot != U32_MAX)
+			break;
+		if (!wait)
+			return false;
+		/* garbage collection is moving it: wait for the move */
+		usleep_range(500, 1000);
+	}
+	pb->loc = loc;
+	pb->flags |= PB_PINNED;
+	ssc_remap_cache(sc, bio, &loc);
+	submit_bio_noacct(bio);	/* the cell is released at end_io */
+	return true;
+}
+
+static void ssc_write(struct ssc_c *sc, struct bio *bio, u64 oblock)
+{
+	struct ssc_bio *pb = ssc_pb(bio);
+	bool full = ssc_full_block(sc, bio);
+	struct ssc_engine_stats st;
+	enum ssc_state state;
+	struct ssc_loc loc;
+	int r, cr;
+	u64 lsn;
+
+	pb->cell = ssc_cell_get_bio(sc, oblock, bio, GFP_NOIO);
+	if (!pb->cell)
+		return;
+
+	state = ssc_peek(sc->eng, oblock);
+	if (state == SSC_NOT_PRESENT)
+		this_cpu_inc(sc->stats->write_misses);
+	else
+		this_cpu_inc(sc->stats->write_hits);
+
+	if (sc->mode == SSC_MODE_WRITEBACK && ssc_wb_failed(sc)) {
+		/* read-only: the cache may hold the only copy of dirty data */
+		r = -EIO;
+		goto out;
+	}
+
+	if (state == SSC_DIRTY && (!full || sc->mode == SSC_MODE_WRITEBACK)) {
+		if (ssc_write_in_place(sc, bio, oblock, !full))
+			return;
+		state = ssc_peek(sc->eng, oblock);
+	}
+
+	if (!full || ssc_engine_error(sc->eng) ||
+	    sc->mode == SSC_MODE_WRITEAROUND || sc->mode == SSC_MODE_PASSTHROUGH) {
+		r = ssc_write_around(sc, bio, oblock, state);
+		goto out;
+	}
+
+	if (sc->mode == SSC_MODE_WRITEBACK) {
+		ssc_engine_get_stats(sc->eng, &st);
+		if (st.dirty * 100 >= st.nr_slots * SSC_DIRTY_HARD_PCT ||
+		    ssc_reserve(sc->eng, oblock, true, &loc)) {
+			r = ssc_write_around(sc, bio, oblock, state);
+			goto out;
+		}
+		r = ssc_clone_io(sc, bio, sc->cache_dev->bdev, loc.sector, REQ_OP_WRITE);
+		if (r) {
+			this_cpu_inc(sc->stats->cache_errors);
+			ssc_unreserve(sc->eng, &loc);
+			r = ssc_write_around(sc, bio, oblock, state);
+			goto out;
+		}
+		this_cpu_add(sc->stats->data_sectors, sc->block_sectors);
+		r = ssc_publish(sc->eng, oblock, &loc, true, &lsn);
+		if (r == -ENOMEM) {
+			r = ssc_write_around(sc, bio, oblock, state);
+			goto out;
+		}
+		if (!r)
+			r = ssc_commit(sc->eng, lsn);	/* write_dirty is synchronous */
+		ssc_maybe_kick_writeback(sc);
+		goto out;
+	}
+
+	/* writethrough */
+	if (state == SSC_CLEAN) {
+		r = ssc_evict(sc->eng, oblock, false, &lsn);
+		if (!r)
+			r = ssc_commit(sc->eng, lsn);
+		if (r) {
+			r = ssc_write_around(sc, bio, oblock, state);
+			goto out;
+		}
+	} else if (state == SSC_NOT_PRESENT) {
+		ssc_commit(sc->eng, ssc_remove_barrier(sc->eng));
+	}
+	if (ssc_reserve(sc->eng, oblock, false, &loc))
+		loc.sector = (sector_t)-1;
+	ssc_write_both(sc, bio, bio->bi_opf | (state == SSC_DIRTY ? REQ_FUA : 0),
+		       loc.sector, &r, &cr);
+	if (loc.sector != (sector_t)-1) {
+		if (r || cr) {
+			if (cr)
+				this_cpu_inc(sc->stats->cache_errors);
+			ssc_unreserve(sc->eng, &loc);
+			loc.sector = (sector_t)-1;
+		} else {
+			this_cpu_add(sc->stats->data_sectors, sc->block_sectors);
+		}
+	}
+	if (r) {
+		this_cpu_inc(sc->stats->origin_errors);
+		goto out;
+	}
+	if (loc.sector != (sector_t)-1) {
+		/* write_clean; replacing a dirty mapping is committed at once */
+		if (!ssc_publish(sc->eng, oblock, &loc, false, &lsn) && lsn)
+			ssc_commit(sc->eng, lsn);
+	}
+	if (state == SSC_DIRTY && ssc_peek(sc->eng, oblock) == SSC_DIRTY) {
+		/* not re-cached: drop the old dirty copy (origin is durable) */
+		if (!ssc_evict(sc->eng, oblock, true, &lsn))
+			ssc_commit(sc->eng, lsn);
+	}
+	r = 0;
+out:
+	ssc_cell_put(sc, pb->cell);
+	pb->cell = NULL;
+	ssc_endio(bio, r);
+}
+
+static void ssc_discard(struct ssc_c *sc, struct bio *bio)
+{
+	sector_t start = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
+	sector_t end = start + bio_sectors(bio);
+	u64 ob, first = ssc_oblock(sc, start), last = ssc_oblock(sc, end - 1);
+	sector_t keep_lo = start, keep_hi = end;
+	u64 lsn, max_lsn = 0;
+	int r = 0;
+
+	for (ob = first; ob <= last && !r; ob++) {
+		sector_t bs = ob << sc->block_shift;
+		bool full = bs >= start && bs + sc->block_sectors <= end;
+		struct ssc_cell *cell;
+		enum ssc_state st;
+
+		st = ssc_peek(sc->eng, ob);
+		if (st == SSC_NOT_PRESENT)
+			continue;
+		cell = ssc_cell_lock(sc, ob);
+		st = ssc_peek(sc->eng, ob);
+		if (st == SSC_DIRTY && !full) {
+			/* keep the part of a dirty block outside the discard */
+			if (ob == first)
+				keep_lo = min(bs + sc->block_sectors, end);
+			else
+				keep_hi = max(bs, keep_lo);
+		} else if (st != SSC_NOT_PRESENT) {
+			r = ssc_evict(sc->eng, ob, true, &lsn);
+			max_lsn = max(max_lsn, lsn);
+		}
+		ssc_cell_put(sc, cell);
+		cond_resched();
+	}
+	if (!r)
+		r = ssc_commit(sc->eng, max(max_lsn, ssc_remove_barrier(sc->eng)));
+	if (r || keep_hi <= keep_lo) {
+		ssc_endio(bio, r);
+		return;
+	}
+	bio_set_dev(bio, sc->origin_dev->bdev);
+	bio->bi_iter.bi_sector = keep_lo;
+	bio->bi_iter.bi_size = (keep_hi - keep_lo) << SECTOR_SHIFT;
+	submit_bio_noacct(bio);
+}
+
+static void ssc_flush_bio(struct ssc_c *sc, struct bio *bio)
+{
+	int r = ssc_flush(sc->eng);
+
+	if (r && sc->mode == SSC_MODE_WRITEBACK) {
+		ssc_endio(bio, r);
+		return;
+	}
+	ssc_remap_origin(sc, bio);
+	submit_bio_noacct(bio);
+}
+
+/* A cache read failed: clean data is read again from the origin. */
+static void ssc_read_retry(struct ssc_c *sc, struct bio *bio)
+{
+	struct ssc_bio *pb = ssc_pb(bio);
+	u64 oblock = ssc_oblock(sc, dm_target_offset(sc->ti, pb->saved_iter.bi_sector));
+	u64 lsn;
+
+	if (ssc_peek(sc->eng, oblock) == SSC_DIRTY) {
+		ssc_endio(bio, -EIO);
+		return;
+	}
+	/* the copy on flash is bad: drop it */
+	if (!ssc_evict(sc->eng, oblock, false, &lsn))
+		ssc_commit(sc->eng, lsn);
+	bio->bi_iter = pb->saved_iter;
+	bio->bi_status = BLK_STS_OK;
+	pb->flags |= PB_RETRIED;
+	ssc_remap_origin(sc, bio);
+	submit_bio_noacct(bio);
+}
+
+static void ssc_work(struct work_struct *work)
+{
+	struct ssc_bio *pb = container_of(work, struct ssc_bio, work);
+	struct ssc_c *sc = pb->sc;
+	struct bio *bio = dm_bio_from_per_bio_data(pb, sizeof(struct ssc_bio));
+	u64 oblock;
+
+	if (pb->flags & PB_CACHE_READ) {
+		ssc_read_retry(sc, bio);
+		return;
+	}
+	if (bio_op(bio) == REQ_OP_DISCARD) {
+		ssc_discard(sc, bio);
+		return;
+	}
+	if (!bio_sectors(bio)) {
+		ssc_flush_bio(sc, bio);
+		return;
+	}
+	oblock = ssc_oblock(sc, dm_target_offset(sc->ti, bio->bi_iter.bi_sector));
+	if (bio_data_dir(bio) == READ)
+		ssc_read_miss(sc, bio, oblock);
+	else
+		ssc_write(sc, bio, oblock);
+}
+
+static void ssc_defer(struct ssc_c *sc, struct bio *bio)
+{
+	struct ssc_bio *pb = ssc_pb(bio);
+
+	INIT_WORK(&pb->work, ssc_work);
+	queue_work(sc->wq, &pb->work);
+}
+
+static int ssc_map(struct dm_target *ti, struct bio *bio)
+{
+	struct ssc_c *sc = ti->private;
+	struct ssc_bio *pb = ssc_pb(bio);
+	struct ssc_loc loc;
+	enum ssc_state st;
+	u64 oblock;
+
+	pb->sc = sc;
+	pb->cell = NULL;
+	pb->flags = 0;
+
+	if (unlikely(!bio_sectors(bio) || bio_op(bio) == REQ_OP_DISCARD)) {
+		if (bio_op(bio) == REQ_OP_DISCARD || (bio->bi_opf & REQ_PREFLUSH)) {
+			ssc_defer(sc, bio);
+			return DM_MAPIO_SUBMITTED;
+		}
+		ssc_remap_origin(sc, bio);
+		return DM_MAPIO_REMAPPED;
+	}
+
+	oblock = ssc_oblock(sc, dm_target_offset(ti, bio->bi_iter.bi_sector));
+
+	if (bio_data_dir(bio) == READ) {
+		st = ssc_get(sc->eng, oblock, false, &loc);
+		if (st != SSC_NOT_PRESENT) {
+			if (st == SSC_CLEAN && ssc_engine_error(sc->eng)) {
+				/* a failed cache serves clean data from the origin */
+				ssc_put(sc->eng, &loc);
+				ssc_remap_origin(sc, bio);
+				return DM_MAPIO_REMAPPED;
+			}
+			this_cpu_inc(sc->stats->read_hits);
+			pb->loc = loc;
+			pb->flags = PB_PINNED | PB_CACHE_READ;
+			pb->saved_iter = bio->bi_iter;
+			ssc_remap_cache(sc, bio, &loc);
+			return DM_MAPIO_REMAPPED;
+		}
+		if (!ssc_full_block(sc, bio) || sc->mode == SSC_MODE_PASSTHROUGH ||
+		    ssc_engine_error(sc->eng)) {
+			this_cpu_inc(sc->stats->read_misses);
+			ssc_remap_origin(sc, bio);
+			return DM_MAPIO_REMAPPED;
+		}
+		ssc_defer(sc, bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+
+	/* write-back: a write to a dirty block goes in place, no metadata */
+	if (sc->mode == SSC_MODE_WRITEBACK) {
+		st = ssc_get(sc->eng, oblock, true, &loc);
+		if (st == SSC_DIRTY && loc.slot != U32_MAX) {
+			pb->cell = ssc_cell_get_bio(sc, oblock, NULL, GFP_NOWAIT);
+			if (pb->cell) {
+				this_cpu_inc(sc->stats->write_hits);
+				pb->loc = loc;
+				pb->flags = PB_PINNED;
+				ssc_remap_cache(sc, bio, &loc);
+				return DM_MAPIO_REMAPPED;
+			}
+			ssc_put(sc->eng, &loc);
+		}
+	}
+	ssc_defer(sc, bio);
+	return DM_MAPIO_SUBMITTED;
+}
+
+static int ssc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
+{
+	struct ssc_c *sc = ti->private;
+	struct ssc_bio *pb = ssc_pb(bio);
+
+	if (pb->flags & PB_PINNED) {
+		pb->flags &= ~PB_PINNED;
+		ssc_put(sc->eng, &pb->loc);
+		if (*error)
+			this_cpu_inc(sc->stats->cache_errors);
+		else if (bio_data_dir(bio) == WRITE)
+			this_cpu_add(sc->stats->data_sectors, bio_sectors(bio));
+		if (*error && (pb->flags & PB_CACHE_READ) && !(pb->flags & PB_RETRIED)) {
+			/* retry a failed cache read from the origin, from a worker */
+			ssc_defer(sc, bio);
+			return DM_ENDIO_INCOMPLETE;
+		}
+	}
+	if (pb->cell) {
+		ssc_cell_put(sc, pb->cell);
+		pb->cell = NULL;
+	}
+	return DM_ENDIO_DONE;
+}
+
+/* ---------------------------------------------------------------------
+ * Background work: garbage collection, write-back, group commit
+ */
+
+static void ssc_gc_worker(struct work_struct *work)
+{
+	struct ssc_c *sc = container_of(work, struct ssc_c, gc_work);
+	int r;
+
+	r = ssc_gc(sc->eng);
+	if (r == -ENOSPC) {
+		/* everything left is dirty: write-back makes room */
+		queue_work(sc->wb_wq, &sc->wb_work);
+	}
+}
+
+/*
+ * Write back a run of contiguous dirty blocks starting at @first, holding
+ * their cells; returns the number of blocks written back, or an error.
+ */
+static int ssc_writeback_run(struct ssc_c *sc, u64 first)
+{
+	size_t bbytes = sc->block_sectors << SECTOR_SHIFT;
+	unsigned int ppb = DIV_ROUND_UP(bbytes, PAGE_SIZE);
+	struct ssc_cell *cells[SSC_WB_MAX_BYTES / PAGE_SIZE];
+	unsigned int n = 0, i, j;
+	struct bio *bio;
+	int r = 0;
+
+	cells[0] = ssc_cell_lock(sc, first);
+	if (ssc_peek(sc->eng, first) != SSC_DIRTY) {
+		ssc_cell_put(sc, cells[0]);
+		return 0;
+	}
+	n = 1;
+	/* extend the run with neighbours that are dirty and not busy */
+	while (n < sc->wb_max_blocks && first + n < (sc->ti->len >> sc->block_shift)) {
+		struct ssc_cell *c;
+
+		if (ssc_peek(sc->eng, first + n) != SSC_DIRTY)
+			break;
+		c = ssc_cell_get_bio(sc, first + n, NULL, GFP_NOIO);
+		if (!c)
+			break;
+		if (ssc_peek(sc->eng, first + n) != SSC_DIRTY) {
+			ssc_cell_put(sc, c);
+			break;
+		}
+		cells[n++] = c;
+	}
+
+	/* read the blocks from the cache */
+	for (i = 0; i < n && !r; i++) {
+		struct ssc_loc loc;
+
+		if (ssc_get(sc->eng, first + i, false, &loc) != SSC_DIRTY) {
+			r = -ESTALE;
+			break;
+		}
+		bio = bio_alloc(sc->cache_dev->bdev, ppb, REQ_OP_READ, GFP_NOIO);
+		bio->bi_iter.bi_sector = loc.sector;
+		for (j = 0; j < ppb; j++)
+			__bio_add_page(bio, sc->wb_pages[i * ppb + j],
+				       min_t(size_t, PAGE_SIZE, bbytes - j * PAGE_SIZE), 0);
+		r = submit_bio_wait(bio);
+		bio_put(bio);
+		ssc_put(sc->eng, &loc);
+		if (r)
+			this_cpu_inc(sc->stats->cache_errors);
+	}
+
+	/* one origin write for the whole run, durable before clean */
+	if (!r) {
+		bio = bio_alloc(sc->origin_dev->bdev, n * ppb,
+				REQ_OP_WRITE | REQ_FUA | REQ_SYNC, GFP_NOIO);
+		bio->bi_iter.bi_sector = first << sc->block_shift;
+		for (i = 0; i < n; i++)
+			for (j = 0; j < ppb; j++)
+				__bio_add_page(bio, sc->wb_pages[i * ppb + j],
+					       min_t(size_t, PAGE_SIZE, bbytes - j * PAGE_SIZE), 0);
+		r = submit_bio_wait(bio);
+		bio_put(bio);
+		if (r)
+			this_cpu_inc(sc->stats->origin_errors);
+	}
+	for (i = 0; i < n; i++) {
+		if (!r && !ssc_clean(sc->eng, first + i))
+			this_cpu_inc(sc->stats->writebacks);
+		ssc_cell_put(sc, cells[i]);
+	}
+	return r ? r : n;
+}
+
+static void ssc_wb_worker(struct work_struct *work)
+{
+	struct ssc_c *sc = container_of(work, struct ssc_c, wb_work);
+	struct ssc_engine_stats st;
+	u64 target, ob;
+	int r;
+
+	for (;;) {
+		if (READ_ONCE(sc->suspended))
+			return;
+		ssc_engine_get_stats(sc->eng, &st);
+		if (st.error)
+			return;
+		/* in write-back, stop at dirty_low; in other modes drain */
+		target = 0;
+		if (sc->mode == SSC_MODE_WRITEBACK && !READ_ONCE(sc->writeback_all))
+			target = div_u64(st.nr_slots * sc->dirty_low, 100);
+		if (st.dirty <= target)
+			break;
+		if (ssc_next_dirty(sc->eng, &ob))
+			break;
+		r = ssc_writeback_run(sc, ob);
+		if (r < 0 && r != -ESTALE) {
+			DMERR_LIMIT("write-back of block %llu failed: %d",
+				    (unsigned long long)ob, r);
+			msleep(100);
+		}
+		cond_resched();
+	}
+	ssc_engine_get_stats(sc->eng, &st);
+	if (!st.dirty && READ_ONCE(sc->writeback_all)) {
+		/* retire: make the clean state durable */
+		ssc_flush(sc->eng);
+		WRITE_ONCE(sc->writeback_all, false);
+	}
+	/* space may be reclaimable now */
+	if (ssc_gc_needed(sc->eng))
+		queue_work(sc->gc_wq, &sc->gc_work);
+}
+
+static void ssc_commit_worker(struct work_struct *work)
+{
+	struct ssc_c *sc = container_of(to_delayed_work(work), struct ssc_c,
+					commit_work);
+
+	ssc_commit_pending(sc->eng);
+	ssc_maybe_kick_writeback(sc);
+	if (ssc_gc_needed(sc->eng))
+		queue_work(sc->gc_wq, &sc->gc_work);
+	if (!READ_ONCE(sc->suspended))
+		queue_delayed_work(sc->gc_wq, &sc->commit_work, SSC_COMMIT_INTERVAL);
+}
+
+/* ---------------------------------------------------------------------
+ * Construction
+ */
 
 static int ssc_parse_mode(const char *name, enum ssc_mode *mode)
 {
@@ -105,18 +1078,32 @@ static int ssc_parse_sectors(const char *arg, unsigned int min, unsigned int max
 	return 0;
 }
 
+static int ssc_parse_pct(const char *arg, unsigned int *result)
+{
+	unsigned int val;
+	char dummy;
+
+	if (sscanf(arg, "%u%c", &val, &dummy) != 1 || val > 100)
+		return -EINVAL;
+	*result = val;
+	return 0;
+}
+
 /*
  * Feature arguments:
  *   writethrough | writeback | writearound | passthrough
  *   segment_size <sectors>
+ *   dirty_high <percent>
+ *   dirty_low <percent>
  */
 static int ssc_parse_features(struct ssc_c *sc, struct dm_arg_set *as)
 {
 	static const struct dm_arg _args[] = {
-		{0, 3, "Invalid number of feature arguments"},
+		{0, 7, "Invalid number of feature arguments"},
 	};
 	struct dm_target *ti = sc->ti;
 	bool have_mode = false, have_segment = false;
+	bool have_high = false, have_low = false;
 	unsigned int argc;
 	const char *arg;
 	int r;
@@ -134,16 +1121,24 @@ static int ssc_parse_features(struct ssc_c *sc, struct dm_arg_set *as)
 				return -EINVAL;
 			}
 			have_mode = true;
-		} else if (!strcasecmp(arg, "segment_size")) {
+			continue;
+		}
+		if (strcasecmp(arg, "segment_size") && strcasecmp(arg, "dirty_high") &&
+		    strcasecmp(arg, "dirty_low")) {
+			DMERR("unrecognised feature argument '%s'", arg);
+			ti->error = "Unrecognised feature argument";
+			return -EINVAL;
+		}
+		if (!argc) {
+			ti->error = "Feature argument needs a value";
+			return -EINVAL;
+		}
+		argc--;
+		if (!strcasecmp(arg, "segment_size")) {
 			if (have_segment) {
 				ti->error = "Duplicate segment_size feature argument";
 				return -EINVAL;
 			}
-			if (!argc) {
-				ti->error = "segment_size needs a value";
-				return -EINVAL;
-			}
-			argc--;
 			if (ssc_parse_sectors(dm_shift_arg(as),
 					      SSC_MIN_SEGMENT_SECTORS,
 					      SSC_MAX_SEGMENT_SECTORS,
@@ -152,11 +1147,23 @@ static int ssc_parse_features(struct ssc_c *sc, struct dm_arg_set *as)
 				return -EINVAL;
 			}
 			have_segment = true;
+		} else if (!strcasecmp(arg, "dirty_high")) {
+			if (have_high || ssc_parse_pct(dm_shift_arg(as), &sc->dirty_high)) {
+				ti->error = SSC_ERR_DIRTY;
+				return -EINVAL;
+			}
+			have_high = true;
 		} else {
-			DMERR("unrecognised feature argument '%s'", arg);
-			ti->error = "Unrecognised feature argument";
-			return -EINVAL;
+			if (have_low || ssc_parse_pct(dm_shift_arg(as), &sc->dirty_low)) {
+				ti->error = SSC_ERR_DIRTY;
+				return -EINVAL;
+			}
+			have_low = true;
 		}
+	}
+	if (sc->dirty_high > SSC_MAX_DIRTY_HIGH || sc->dirty_low >= sc->dirty_high) {
+		ti->error = SSC_ERR_DIRTY;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -174,18 +1181,21 @@ static int ssc_check_geometry(struct ssc_c *sc)
 		ti->error = "Block size is smaller than a device's logical block size";
 		return -EINVAL;
 	}
-	if (sc->segment_sectors < sc->block_sectors) {
-		ti->error = "segment_size is smaller than the block size";
+	if (sc->segment_sectors < sc->block_sectors * 2) {
+		ti->error = "segment_size must hold at least two blocks";
 		return -EINVAL;
 	}
 	if (ti->len > bdev_nr_sectors(origin_bdev)) {
 		ti->error = "Origin device is smaller than the target";
 		return -EINVAL;
 	}
+	if (ti->len & (sc->block_sectors - 1)) {
+		ti->error = "Target length is not a multiple of the block size";
+		return -EINVAL;
+	}
 	sc->cache_sectors = bdev_nr_sectors(cache_bdev);
-	sc->nr_segments = div64_u64(sc->cache_sectors, sc->segment_sectors);
-	if (sc->nr_segments < SSC_MIN_SEGMENTS) {
-		ti->error = "Cache device is too small: it must hold at least 4 segments";
+	if (div64_u64(sc->cache_sectors, sc->segment_sectors) < 8) {
+		ti->error = "Cache device is too small: it must hold at least 8 segments";
 		return -EINVAL;
 	}
 	return 0;
@@ -194,7 +1204,26 @@ static int ssc_check_geometry(struct ssc_c *sc)
 static void ssc_dtr(struct dm_target *ti)
 {
 	struct ssc_c *sc = ti->private;
+	unsigned int i;
 
+	if (sc->wq)
+		destroy_workqueue(sc->wq);
+	if (sc->wb_wq)
+		destroy_workqueue(sc->wb_wq);
+	if (sc->gc_wq) {
+		cancel_delayed_work_sync(&sc->commit_work);
+		destroy_workqueue(sc->gc_wq);
+	}
+	ssc_engine_destroy(sc->eng);
+	if (sc->wb_pages) {
+		for (i = 0; i < sc->wb_npages; i++)
+			if (sc->wb_pages[i])
+				__free_page(sc->wb_pages[i]);
+		kfree(sc->wb_pages);
+	}
+	mempool_exit(&sc->cell_pool);
+	bioset_exit(&sc->bs);
+	free_percpu(sc->stats);
 	if (sc->cache_dev)
 		dm_put_device(ti, sc->cache_dev);
 	if (sc->origin_dev)
@@ -202,13 +1231,60 @@ static void ssc_dtr(struct dm_target *ti)
 	kfree(sc);
 }
 
+static int ssc_alloc(struct ssc_c *sc)
+{
+	struct dm_target *ti = sc->ti;
+	unsigned int i, npages;
+
+	sc->stats = alloc_percpu(struct ssc_stats);
+	if (!sc->stats)
+		return -ENOMEM;
+	if (bioset_init(&sc->bs, BIO_POOL_SIZE, 0, 0))
+		return -ENOMEM;
+	if (mempool_init_slab_pool(&sc->cell_pool, SSC_CELL_POOL, ssc_cell_cache))
+		return -ENOMEM;
+	spin_lock_init(&sc->cell_lock);
+	init_waitqueue_head(&sc->cell_wq);
+	for (i = 0; i < ARRAY_SIZE(sc->cells); i++)
+		INIT_HLIST_HEAD(&sc->cells[i]);
+
+	sc->wb_max_blocks = max_t(unsigned int, 1,
+				  SSC_WB_MAX_BYTES / (sc->block_sectors << SECTOR_SHIFT));
+	npages = sc->wb_max_blocks *
+		DIV_ROUND_UP(sc->block_sectors << SECTOR_SHIFT, PAGE_SIZE);
+	sc->wb_pages = kcalloc(npages, sizeof(struct page *), GFP_KERNEL);
+	if (!sc->wb_pages)
+		return -ENOMEM;
+	sc->wb_npages = npages;
+	for (i = 0; i < npages; i++) {
+		sc->wb_pages[i] = alloc_page(GFP_KERNEL);
+		if (!sc->wb_pages[i])
+			return -ENOMEM;
+	}
+
+	sc->wq = alloc_workqueue("dm-ssc-io/%s", WQ_MEM_RECLAIM, 0,
+				 dm_table_device_name(ti->table));
+	sc->gc_wq = alloc_ordered_workqueue("dm-ssc-gc/%s", WQ_MEM_RECLAIM,
+					    dm_table_device_name(ti->table));
+	sc->wb_wq = alloc_ordered_workqueue("dm-ssc-wb/%s", WQ_MEM_RECLAIM,
+					    dm_table_device_name(ti->table));
+	if (!sc->wq || !sc->gc_wq || !sc->wb_wq)
+		return -ENOMEM;
+	INIT_WORK(&sc->gc_work, ssc_gc_worker);
+	INIT_WORK(&sc->wb_work, ssc_wb_worker);
+	INIT_DELAYED_WORK(&sc->commit_work, ssc_commit_worker);
+	return 0;
+}
+
 /*
  * ssc <cache_dev> <origin_dev> <block_size> <#feature_args> [<feature_arg>]*
  */
 static int ssc_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
+	struct ssc_geometry geo;
 	struct dm_arg_set as;
 	struct ssc_c *sc;
+	const char *err;
 	int r;
 
 	if (argc < 4) {
@@ -224,6 +1300,9 @@ static int ssc_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	sc->ti = ti;
 	sc->mode = SSC_MODE_WRITETHROUGH;
 	sc->segment_sectors = SSC_DEF_SEGMENT_SECTORS;
+	sc->dirty_high = SSC_DEF_DIRTY_HIGH;
+	sc->dirty_low = SSC_DEF_DIRTY_LOW;
+	sc->suspended = true;
 	ti->private = sc;
 
 	as.argc = argc;
@@ -253,6 +1332,7 @@ static int ssc_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Invalid block size: want a power of two from 8 to 2048 sectors";
 		goto bad;
 	}
+	sc->block_shift = ilog2(sc->block_sectors);
 
 	r = ssc_parse_features(sc, &as);
 	if (r)
@@ -263,16 +1343,37 @@ static int ssc_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 
-	if (sc->mode != SSC_MODE_PASSTHROUGH) {
-		ti->error = "Only passthrough mode is implemented so far";
-		r = -EOPNOTSUPP;
-		goto bad;
-	}
-
 	r = ssc_check_geometry(sc);
 	if (r)
 		goto bad;
 
+	r = ssc_alloc(sc);
+	if (r) {
+		ti->error = "Cannot allocate ssc context";
+		goto bad;
+	}
+
+	geo.block_sectors = sc->block_sectors;
+	geo.segment_sectors = sc->segment_sectors;
+	geo.log_block_bytes = max_t(unsigned int, SECTOR_SIZE,
+				    bdev_logical_block_size(sc->cache_dev->bdev));
+	geo.cache_sectors = sc->cache_sectors;
+	geo.origin_blocks = ti->len >> sc->block_shift;
+	sc->eng = ssc_engine_create(&geo, &ssc_bdev_ops, sc, &err);
+	if (IS_ERR(sc->eng)) {
+		r = PTR_ERR(sc->eng);
+		sc->eng = NULL;
+		ti->error = (char *)err;
+		goto bad;
+	}
+	sc->nr_slots = ssc_engine_nr_slots(sc->eng);
+
+	r = dm_set_target_max_io_len(ti, sc->block_sectors);
+	if (r) {
+		ti->error = "Cannot set the maximum I/O size";
+		goto bad;
+	}
+	ti->per_io_data_size = sizeof(struct ssc_bio);
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
 	return 0;
@@ -282,66 +1383,239 @@ bad:
 	return r;
 }
 
-static int ssc_map(struct dm_target *ti, struct bio *bio)
+/* ---------------------------------------------------------------------
+ * Suspend and resume
+ */
+
+static int ssc_preresume(struct dm_target *ti)
+{
+	struct ssc_c *sc = ti->private;
+	struct ssc_engine_stats st;
+	const char *err = "";
+	int r;
+
+	r = ssc_engine_load(sc->eng, sc->mode == SSC_MODE_WRITEBACK, &err);
+	if (r) {
+		DMERR("%s: cannot load the cache: %s (%d)",
+		      dm_table_device_name(ti->table), err, r);
+		return r;
+	}
+	ssc_engine_get_stats(sc->eng, &st);
+	if (sc->mode == SSC_MODE_PASSTHROUGH && st.dirty) {
+		DMERR("%s: passthrough needs a clean cache, %llu blocks are dirty; %s",
+		      dm_table_device_name(ti->table), (unsigned long long)st.dirty,
+		      "write them back first (message writeback_all)");
+		return -EBUSY;
+	}
+	if (st.recovered)
+		DMINFO("%s: recovered from a crash: %llu cached, %llu dirty, %llu replayed",
+		       dm_table_device_name(ti->table), (unsigned long long)st.cached,
+		       (unsigned long long)st.dirty, (unsigned long long)st.replayed);
+	return 0;
+}
+
+static void ssc_resume(struct dm_target *ti)
 {
 	struct ssc_c *sc = ti->private;
 
-	if (bio->bi_opf & REQ_PREFLUSH)
-		atomic64_inc(&sc->stats.flushes);
-	if (bio_op(bio) == REQ_OP_DISCARD)
-		atomic64_inc(&sc->stats.discards);
-	else if (bio_data_dir(bio) == WRITE && bio_sectors(bio))
-		atomic64_inc(&sc->stats.writes);
-	else if (bio_sectors(bio))
-		atomic64_inc(&sc->stats.reads);
+	WRITE_ONCE(sc->suspended, false);
+	queue_delayed_work(sc->gc_wq, &sc->commit_work, SSC_COMMIT_INTERVAL);
+	ssc_maybe_kick_writeback(sc);
+	if (ssc_gc_needed(sc->eng))
+		queue_work(sc->gc_wq, &sc->gc_work);
+}
 
-	bio_set_dev(bio, sc->origin_dev->bdev);
-	if (bio_sectors(bio))
-		bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
-	return DM_MAPIO_REMAPPED;
+static void ssc_presuspend(struct dm_target *ti)
+{
+	struct ssc_c *sc = ti->private;
+
+	WRITE_ONCE(sc->suspended, true);
+}
+
+static void ssc_postsuspend(struct dm_target *ti)
+{
+	struct ssc_c *sc = ti->private;
+	int r;
+
+	/* no bio is in flight now; stop the background work */
+	flush_workqueue(sc->wq);
+	cancel_delayed_work_sync(&sc->commit_work);
+	flush_workqueue(sc->wb_wq);
+	flush_workqueue(sc->gc_wq);
+	r = ssc_engine_shutdown(sc->eng);
+	if (r)
+		DMERR("%s: cannot write the shutdown checkpoint: %d",
+		      dm_table_device_name(ti->table), r);
+}
+
+/* ---------------------------------------------------------------------
+ * Status and messages
+ */
+
+static const char *ssc_state_name(struct ssc_c *sc, const struct ssc_engine_stats *st)
+{
+	if (!st->error)
+		return READ_ONCE(sc->writeback_all) ? "writeback_all" : "ok";
+	return sc->mode == SSC_MODE_WRITEBACK ? "read_only" : "failed";
 }
 
 static void ssc_status(struct dm_target *ti, status_type_t type,
 		       unsigned int status_flags, char *result, unsigned int maxlen)
 {
 	struct ssc_c *sc = ti->private;
+	struct ssc_engine_stats st;
+	struct ssc_stats s;
 	unsigned int sz = 0;
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		DMEMIT("%s %llu %llu %llu %llu %llu %llu",
+		ssc_engine_get_stats(sc->eng, &st);
+		ssc_stats_sum(sc, &s);
+		DMEMIT("%s %llu %llu/%llu %llu %llu/%llu ",
 		       ssc_mode_names[sc->mode],
 		       (unsigned long long)sc->block_sectors,
-		       (unsigned long long)sc->nr_segments,
-		       (unsigned long long)atomic64_read(&sc->stats.reads),
-		       (unsigned long long)atomic64_read(&sc->stats.writes),
-		       (unsigned long long)atomic64_read(&sc->stats.discards),
-		       (unsigned long long)atomic64_read(&sc->stats.flushes));
+		       st.cached, st.nr_slots, st.dirty, st.free_segs, st.nr_segs);
+		DMEMIT("%llu %llu %llu %llu ",
+		       s.read_hits, s.read_misses, s.write_hits, s.write_misses);
+		DMEMIT("%llu %llu %llu %llu ",
+		       st.gc_runs, st.gc_evicted, st.gc_copied, s.writebacks);
+		DMEMIT("%llu %llu %llu %llu/%llu ",
+		       s.data_sectors, st.meta_sectors, st.checkpoints,
+		       st.log_used, st.log_blocks);
+		DMEMIT("%llu %llu %llu %llu %llu %s",
+		       (unsigned long long)st.ram_bytes, st.recovered, st.replayed,
+		       s.cache_errors, s.origin_errors, ssc_state_name(sc, &st));
 		break;
 	case STATUSTYPE_TABLE:
-		DMEMIT("%s %s %llu 3 %s segment_size %llu",
+		DMEMIT("%s %s %llu 7 %s segment_size %llu dirty_high %u dirty_low %u",
 		       sc->cache_dev->name, sc->origin_dev->name,
 		       (unsigned long long)sc->block_sectors,
 		       ssc_mode_names[sc->mode],
-		       (unsigned long long)sc->segment_sectors);
+		       (unsigned long long)sc->segment_sectors,
+		       sc->dirty_high, sc->dirty_low);
 		break;
 	default:
 		break;
 	}
 }
 
+static int ssc_parse_range(struct ssc_c *sc, unsigned int argc, char **argv,
+			   u64 *start, u64 *count, u64 max_count)
+{
+	u64 nr_blocks = sc->ti->len >> sc->block_shift;
+	char dummy;
+
+	*count = 1;
+	if (argc < 2 || argc > 3 || sscanf(argv[1], "%llu%c", start, &dummy) != 1)
+		return -EINVAL;
+	if (argc == 3 && sscanf(argv[2], "%llu%c", count, &dummy) != 1)
+		return -EINVAL;
+	if (!*count || *count > max_count || *start >= nr_blocks ||
+	    *count > nr_blocks - *start)
+		return -EINVAL;
+	return 0;
+}
+
+static int ssc_msg_evict(struct ssc_c *sc, u64 start, u64 count)
+{
+	u64 ob, lsn, max_lsn = 0;
+	int r = 0;
+
+	for (ob = start; ob < start + count && !r; ob++) {
+		struct ssc_cell *cell = ssc_cell_lock(sc, ob);
+
+		r = ssc_evict(sc->eng, ob, false, &lsn);
+		max_lsn = max(max_lsn, lsn);
+		ssc_cell_put(sc, cell);
+		cond_resched();
+	}
+	if (r == -EBUSY)
+		DMWARN("%s: evict: block %llu is dirty; write it back first (clean)",
+		       dm_table_device_name(sc->ti->table), (unsigned long long)ob - 1);
+	return r ? r : ssc_commit(sc->eng, max_lsn);
+}
+
+static int ssc_msg_clean(struct ssc_c *sc, u64 start, u64 count)
+{
+	u64 ob;
+	int r = 0;
+
+	for (ob = start; ob < start + count && r >= 0; ob++) {
+		if (ssc_peek(sc->eng, ob) == SSC_DIRTY)
+			r = ssc_writeback_run(sc, ob);
+		cond_resched();
+	}
+	if (r < 0)
+		return r;
+	return ssc_commit_pending(sc->eng);
+}
+
+static int ssc_msg_exists(struct ssc_c *sc, u64 start, u64 count, char *result,
+			  unsigned int maxlen)
+{
+	unsigned long *bitmap;
+	int r, n;
+
+	bitmap = bitmap_zalloc(count, GFP_KERNEL);
+	if (!bitmap)
+		return -ENOMEM;
+	r = ssc_exists(sc->eng, start, count, bitmap);
+	if (!r) {
+		n = scnprintf(result, maxlen, "%*pbl", (int)count, bitmap);
+		/* dm passes a buffer that may be too small: ask for a bigger one */
+		if (n >= maxlen - 1)
+			r = 1;
+	}
+	bitmap_free(bitmap);
+	return r;
+}
+
 static int ssc_message(struct dm_target *ti, unsigned int argc, char **argv,
 		       char *result, unsigned int maxlen)
 {
 	struct ssc_c *sc = ti->private;
+	u64 start, count;
+	int r;
 
+	if (!argc)
+		goto bad;
 	if (argc == 1 && !strcasecmp(argv[0], "clear_stats")) {
-		atomic64_set(&sc->stats.reads, 0);
-		atomic64_set(&sc->stats.writes, 0);
-		atomic64_set(&sc->stats.discards, 0);
-		atomic64_set(&sc->stats.flushes, 0);
+		int cpu;
+
+		for_each_possible_cpu(cpu)
+			memset(per_cpu_ptr(sc->stats, cpu), 0, sizeof(struct ssc_stats));
+		ssc_engine_clear_stats(sc->eng);
 		return 0;
 	}
+	if (argc == 1 && !strcasecmp(argv[0], "checkpoint"))
+		return ssc_checkpoint(sc->eng);
+	if (argc == 1 && !strcasecmp(argv[0], "writeback_all")) {
+		WRITE_ONCE(sc->writeback_all, true);
+		if (!READ_ONCE(sc->suspended))
+			queue_work(sc->wb_wq, &sc->wb_work);
+		return 0;
+	}
+	if (!strcasecmp(argv[0], "evict") || !strcasecmp(argv[0], "clean") ||
+	    !strcasecmp(argv[0], "exists")) {
+		bool ex = !strcasecmp(argv[0], "exists");
+
+		if (ssc_parse_range(sc, argc, argv, &start, &count,
+				    ex ? SSC_MAX_EXISTS : U64_MAX)) {
+			DMWARN("%s: %s: want <block> [<count>] inside the origin%s",
+			       dm_table_device_name(ti->table), argv[0],
+			       ex ? ", at most 1048576 blocks" : "");
+			return -EINVAL;
+		}
+		if (ex)
+			return ssc_msg_exists(sc, start, count, result, maxlen);
+		if (READ_ONCE(sc->suspended))
+			return -EAGAIN;
+		if (!strcasecmp(argv[0], "evict"))
+			return ssc_msg_evict(sc, start, count);
+		r = ssc_msg_clean(sc, start, count);
+		return r;
+	}
+bad:
 	DMWARN("%s: unrecognised message \"%s\" (%u arguments)",
 	       dm_table_device_name(ti->table), argc ? argv[0] : "", argc);
 	return -EINVAL;
@@ -361,11 +1635,16 @@ static int ssc_iterate_devices(struct dm_target *ti,
 
 static struct target_type ssc_target = {
 	.name		= "ssc",
-	.version	= {0, 1, 0},
+	.version	= {0, 2, 0},
 	.module		= THIS_MODULE,
 	.ctr		= ssc_ctr,
 	.dtr		= ssc_dtr,
 	.map		= ssc_map,
+	.end_io		= ssc_end_io,
+	.presuspend	= ssc_presuspend,
+	.postsuspend	= ssc_postsuspend,
+	.preresume	= ssc_preresume,
+	.resume		= ssc_resume,
 	.status		= ssc_status,
 	.message	= ssc_message,
 	.iterate_devices = ssc_iterate_devices,
@@ -375,21 +1654,29 @@ static int __init dm_ssc_init(void)
 {
 	int r;
 
+	ssc_cell_cache = KMEM_CACHE(ssc_cell, 0);
+	if (!ssc_cell_cache)
+		return -ENOMEM;
 	r = ssc_smap_global_init();
 	if (r)
-		return r;
+		goto bad_smap;
 	r = dm_register_target(&ssc_target);
-	if (r) {
-		ssc_smap_global_exit();
-		return r;
-	}
+	if (r)
+		goto bad_register;
 	return 0;
+
+bad_register:
+	ssc_smap_global_exit();
+bad_smap:
+	kmem_cache_destroy(ssc_cell_cache);
+	return r;
 }
 
 static void __exit dm_ssc_exit(void)
 {
 	dm_unregister_target(&ssc_target);
 	ssc_smap_global_exit();
+	kmem_cache_destroy(ssc_cell_cache);
 }
 
 module_init(dm_ssc_init);

@@ -86,3 +86,13 @@ null_blk_teardown() {
 }
 
 sectors() { blockdev --getsz "$1"; }
+
+# ssc_stat DEV FIELD: one field of `dmsetup status` of an ssc volume, by name
+# (the order is documented in Documentation/ssc.rst)
+SSC_FIELDS="start len target mode block_sectors cached dirty free_segs read_hits read_misses \
+write_hits write_misses gc_runs gc_evicted gc_copied writebacks data_sectors meta_sectors \
+checkpoints log ram_bytes recovered replayed cache_errors origin_errors state"
+ssc_stat() {
+	dmsetup status "$1" | awk -v want="$2" -v names="$SSC_FIELDS" '
+		{ n = split(names, k, " "); for (i = 1; i <= n; i++) if (k[i] == want) { print $i; exit } }'
+}
