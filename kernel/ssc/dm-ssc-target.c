@@ -160,8 +160,6 @@ struct ssc_bio {
 
 static struct kmem_cache *ssc_cell_cache;
 
-#define this_cpu_add(sc->stats->field, n)	this_cpu_add((sc)->stats->field, (n))
-#define this_cpu_inc(sc->stats->field)		this_cpu_add(sc->stats->field, 1)
 
 static void ssc_stats_sum(struct ssc_c *sc, struct ssc_stats *sum)
 {
