@@ -160,7 +160,6 @@ struct ssc_bio {
 
 static struct kmem_cache *ssc_cell_cache;
 
-
 static void ssc_stats_sum(struct ssc_c *sc, struct ssc_stats *sum)
 {
 	int cpu;
