@@ -137,6 +137,7 @@ struct ssc_c {
 	struct hlist_head cells[1 << SSC_CELL_HASH_BITS];
 	wait_queue_head_t cell_wq;
 
+	struct mutex wb_lock;		/* one write-back run at a time */
 	struct page **wb_pages;
 	unsigned int wb_npages;
 	unsigned int wb_max_blocks;
@@ -915,10 +916,11 @@ static void ssc_gc_worker(struct work_struct *work)
 }
 
 /*
- * Write back a run of contiguous dirty blocks starting at @first, holding
- * their cells; returns the number of blocks written back, or an error.
+ * Write back a run of at most @max contiguous dirty blocks starting at
+ * @first, holding their cells; returns the number of blocks written back,
+ * or an error. Runs are serialized: they share one buffer.
  */
-static int ssc_writeback_run(struct ssc_c *sc, u64 first)
+static int ssc_writeback_run(struct ssc_c *sc, u64 first, u64 max)
 {
 	size_t bbytes = sc->block_sectors << SECTOR_SHIFT;
 	unsigned int ppb = DIV_ROUND_UP(bbytes, PAGE_SIZE);
@@ -927,14 +929,17 @@ static int ssc_writeback_run(struct ssc_c *sc, u64 first)
 	struct bio *bio;
 	int r = 0;
 
+	mutex_lock(&sc->wb_lock);
 	cells[0] = ssc_cell_lock(sc, first);
 	if (ssc_peek(sc->eng, first) != SSC_DIRTY) {
 		ssc_cell_put(sc, cells[0]);
+		mutex_unlock(&sc->wb_lock);
 		return 0;
 	}
 	n = 1;
 	/* extend the run with neighbours that are dirty and not busy */
-	while (n < sc->wb_max_blocks && first + n < (sc->ti->len >> sc->block_shift)) {
+	while (n < sc->wb_max_blocks && n < max &&
+	       first + n < (sc->ti->len >> sc->block_shift)) {
 		struct ssc_cell *c;
 
 		if (ssc_peek(sc->eng, first + n) != SSC_DIRTY)
@@ -988,6 +993,7 @@ static int ssc_writeback_run(struct ssc_c *sc, u64 first)
 			this_cpu_inc(sc->stats->writebacks);
 		ssc_cell_put(sc, cells[i]);
 	}
+	mutex_unlock(&sc->wb_lock);
 	return r ? r : n;
 }
 
@@ -1012,7 +1018,7 @@ static void ssc_wb_worker(struct work_struct *work)
 			break;
 		if (ssc_next_dirty(sc->eng, &ob))
 			break;
-		r = ssc_writeback_run(sc, ob);
+		r = ssc_writeback_run(sc, ob, U64_MAX);
 		if (r < 0 && r != -ESTALE) {
 			DMERR_LIMIT("write-back of block %llu failed: %d",
 				    (unsigned long long)ob, r);
@@ -1241,6 +1247,7 @@ static int ssc_alloc(struct ssc_c *sc)
 	if (mempool_init_slab_pool(&sc->cell_pool, SSC_CELL_POOL, ssc_cell_cache))
 		return -ENOMEM;
 	spin_lock_init(&sc->cell_lock);
+	mutex_init(&sc->wb_lock);
 	init_waitqueue_head(&sc->cell_wq);
 	for (i = 0; i < ARRAY_SIZE(sc->cells); i++)
 		INIT_HLIST_HEAD(&sc->cells[i]);
@@ -1539,7 +1546,7 @@ static int ssc_msg_clean(struct ssc_c *sc, u64 start, u64 count)
 
 	for (ob = start; ob < start + count && r >= 0; ob++) {
 		if (ssc_peek(sc->eng, ob) == SSC_DIRTY)
-			r = ssc_writeback_run(sc, ob);
+			r = ssc_writeback_run(sc, ob, start + count - ob);
 		cond_resched();
 	}
 	if (r < 0)
@@ -1551,17 +1558,19 @@ static int ssc_msg_exists(struct ssc_c *sc, u64 start, u64 count, char *result,
 			  unsigned int maxlen)
 {
 	unsigned long *bitmap;
-	int r, n;
+	int r;
 
 	bitmap = bitmap_zalloc(count, GFP_KERNEL);
 	if (!bitmap)
 		return -ENOMEM;
 	r = ssc_exists(sc->eng, start, count, bitmap);
 	if (!r) {
-		n = scnprintf(result, maxlen, "%*pbl", (int)count, bitmap);
-		/* dm passes a buffer that may be too small: ask for a bigger one */
-		if (n >= maxlen - 1)
-			r = 1;
+		/*
+		 * 1 tells dm that @result holds the answer; if it did not fit,
+		 * dm flags the buffer full and dmsetup asks again with more room.
+		 */
+		snprintf(result, maxlen, "%*pbl", (int)count, bitmap);
+		r = 1;
 	}
 	bitmap_free(bitmap);
 	return r;

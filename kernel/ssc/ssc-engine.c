@@ -54,6 +54,9 @@ struct ssc_seg {
 #define SSC_ERR_CKPT_NOMEM	"Out of memory loading the checkpoint"
 #define SSC_ERR_CKPT_RANGE	"Checkpoint maps a block outside the cache or origin"
 
+/* GC needs a reserve and a watermark above it */
+#define SSC_MIN_DATA_SEGS	6
+
 /* Weight of a dirty block in the GC cost: it must be read and written. */
 #define SSC_GC_COPY_WEIGHT	4
 /* Pending log records kept in RAM before a commit is forced. */
@@ -258,6 +261,8 @@ static int ssc_compute_layout(const struct ssc_geometry *geo, struct ssc_sb *sb)
 	if (data_start >= geo->cache_sectors)
 		return -ENOSPC;
 	nr_segs = div_u64(geo->cache_sectors - data_start, geo->segment_sectors);
+	if (nr_segs < SSC_MIN_DATA_SEGS)
+		return -ENOSPC;
 	if (nr_segs > U32_MAX / bps)
 		return -EFBIG;
 
@@ -387,7 +392,7 @@ static int ssc_format(struct ssc_engine *e, const char **err)
 
 	r = ssc_compute_layout(&e->geo, &e->sb);
 	if (r) {
-		*err = "Cache device is too small for its metadata and 4 segments";
+		*err = "Cache device is too small for its metadata and 6 segments";
 		return r;
 	}
 	ssc_apply_sb(e);

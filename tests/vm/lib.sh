@@ -60,20 +60,27 @@ kernel_log_check() {
 # null_blk_setup N SIZE_MB: N memory-backed null_blk disks /dev/nullb0..N-1 (4 KiB blocks,
 # discard, a 16 MiB volatile write cache)
 null_blk_setup() {
-	modprobe null_blk nr_devices=0 || return 1
-	grep -q configfs /proc/mounts || mount -t configfs configfs /sys/kernel/config || return 1
 	i=0
 	while [ "$i" -lt "$1" ]; do
-		d=/sys/kernel/config/nullb/nullb$i
-		mkdir "$d" || return 1
-		echo "$2" > "$d/size"
-		echo 1 > "$d/memory_backed"
-		echo 4096 > "$d/blocksize"
-		echo 1 > "$d/discard"
-		echo 16 > "$d/cache_size"	# a volatile write cache, so flushes reach us
-		echo 1 > "$d/power"
+		null_blk_add "$2" || return 1
 		i=$((i + 1))
 	done
+}
+
+# null_blk_add SIZE_MB: one more such disk, /dev/nullbN with the next free N
+null_blk_add() {
+	grep -q '^null_blk ' /proc/modules || modprobe null_blk nr_devices=0 || return 1
+	grep -q configfs /proc/mounts || mount -t configfs configfs /sys/kernel/config || return 1
+	i=0
+	while [ -e "/sys/kernel/config/nullb/nullb$i" ]; do i=$((i + 1)); done
+	d=/sys/kernel/config/nullb/nullb$i
+	mkdir "$d" || return 1
+	echo "$1" > "$d/size"
+	echo 1 > "$d/memory_backed"
+	echo 4096 > "$d/blocksize"
+	echo 1 > "$d/discard"
+	echo 16 > "$d/cache_size"	# a volatile write cache, so flushes reach us
+	echo 1 > "$d/power"
 }
 
 null_blk_teardown() {
@@ -95,4 +102,40 @@ checkpoints log ram_bytes recovered replayed cache_errors origin_errors state"
 ssc_stat() {
 	dmsetup status "$1" | awk -v want="$2" -v names="$SSC_FIELDS" '
 		{ n = split(names, k, " "); for (i = 1; i <= n; i++) if (k[i] == want) { print $i; exit } }'
+}
+
+# fio_verify WHAT DEV SIZE [fio args...]: random 4 KiB writes over SIZE, then
+# read everything back and check crc32c; refuses a DEV that is not a block
+# device (fio would happily create a regular file instead)
+fio_verify() {
+	what=$1 dev=$2 size=$3
+	shift 3
+	if [ ! -b "$dev" ]; then
+		not_ok "$what # $dev is not a block device"
+		return
+	fi
+	check "$what" fio --name=verify --filename="$dev" --ioengine=libaio --direct=1 \
+		--rw=randwrite --bs=4k --iodepth=16 --size="$size" --verify=crc32c \
+		--verify_fatal=1 --do_verify=1 --randseed=42 "$@"
+}
+
+# is_debug_kernel: the KASAN/lockdep kernel is slow; suites use smaller sizes there
+is_debug_kernel() { case $(uname -r) in *ssc-debug*) return 0 ;; esac; return 1; }
+
+# sb_u64 DEV OFFSET / sb_u32 DEV OFFSET: a little-endian field of an ssc superblock
+sb_u64() { od -An -t u8 -j "$2" -N 8 "$1" | tr -d ' '; }
+sb_u32() { od -An -t u4 -j "$2" -N 4 "$1" | tr -d ' '; }
+
+# poke DEV BYTE_OFFSET: flip one byte on a device (corruption tests)
+poke() {
+	b=$(od -An -t u1 -j "$2" -N 1 "$1" | tr -d ' ')
+	printf "$(printf '\\%03o' $(((b ^ 0xff) & 0xff)))" |
+		dd of="$1" bs=1 seek="$2" count=1 conv=notrunc 2>/dev/null
+}
+
+# same_data DEV1 DEV2: byte-compare two block devices, past any page cache
+# (I/O below a device, e.g. dm-ssc writing back to its origin, does not
+# update that device's page cache)
+same_data() {
+	blockdev --flushbufs "$1" && blockdev --flushbufs "$2" && cmp "$1" "$2"
 }

@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: GPL-2.0
+# dm-ssc data path in every mode, with a cache much smaller than the working
+# set so that garbage collection, silent eviction and write-back really run.
+# Devices: nullb0 = 48 MiB cache (24 segments of 2 MiB, 18 for data),
+# nullb1 = 512 MiB origin.
+
+check "modprobe dm-ssc" modprobe dm-ssc
+check "null_blk cache device" null_blk_add 48
+check "null_blk origin device" null_blk_add 512
+CACHE=/dev/nullb0
+ORIGIN=/dev/nullb1
+LEN=$(sectors $ORIGIN)
+WS=160m
+is_debug_kernel && WS=96m
+
+mk() {	# mk MODE [features...]: volume v over a freshly formatted cache
+	dmsetup remove v 2>/dev/null
+	dd if=/dev/zero of=$CACHE bs=4k count=1 oflag=direct 2>/dev/null
+	n=$#
+	dmsetup create v --table "0 $LEN ssc $CACHE $ORIGIN 8 $n $*"
+}
+
+# --- writethrough: misses fill, GC silently evicts clean blocks -------------
+check "create writethrough" mk writethrough
+fio_verify "writethrough: fio verify over $WS (cache 36 MiB)" /dev/mapper/v $WS
+gc=$(ssc_stat v gc_runs) ev=$(ssc_stat v gc_evicted) cp=$(ssc_stat v gc_copied)
+[ "$gc" -gt 0 ] && [ "$ev" -gt 0 ] && ok "writethrough: GC ran ($gc runs) and silently evicted $ev blocks" ||
+	not_ok "writethrough: GC ran and evicted # runs '$gc' evicted '$ev'"
+check_eq "writethrough: GC copied nothing (all clean)" 0 "$cp"
+check_eq "writethrough: nothing dirty" 0 "$(ssc_stat v dirty)"
+check "writethrough: origin holds the data" same_data /dev/mapper/v $ORIGIN
+hits=$(ssc_stat v read_hits)
+[ "$hits" -gt 0 ] && ok "writethrough: verify reads hit the cache ($hits)" || not_ok "writethrough: read hits # '$hits'"
+
+# --- writeback: dirty data, write-back, GC copies dirty blocks -------------
+check "zero origin" dd if=/dev/zero of=$ORIGIN bs=1M count=256 oflag=direct
+check "create writeback" mk writeback dirty_high 30 dirty_low 20
+fio_verify "writeback: fio verify over $WS" /dev/mapper/v $WS
+wb=$(ssc_stat v writebacks) gc=$(ssc_stat v gc_runs) dirty=$(ssc_stat v dirty)
+[ "$wb" -gt 0 ] && ok "writeback: background write-back ran ($wb blocks)" || not_ok "writeback: write-back ran # '$wb'"
+[ "$gc" -gt 0 ] && ok "writeback: GC ran ($gc runs, $(ssc_stat v gc_copied) dirty blocks copied)" ||
+	not_ok "writeback: GC ran # '$gc'"
+[ "$dirty" -gt 0 ] && ok "writeback: $dirty blocks still dirty" || not_ok "writeback: dirty blocks left # '$dirty'"
+check_fails "writeback: origin lacks the dirty data" same_data /dev/mapper/v $ORIGIN
+check "writeback: writeback_all message" dmsetup message v 0 writeback_all
+i=0
+while [ "$(ssc_stat v dirty)" != 0 ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i + 1)); done
+check_eq "writeback: writeback_all drained every dirty block" 0 "$(ssc_stat v dirty)"
+check "writeback: origin now equals the volume" same_data /dev/mapper/v $ORIGIN
+check "writeback: retire to linear" sh -c "dmsetup reload v --table '0 $LEN linear $ORIGIN 0' && dmsetup resume v"
+fio_verify "writeback: data verifies on plain linear after retiring" /dev/mapper/v $WS --verify_only
+
+# --- SSC commands: exists / evict / clean -----------------------------------
+dmsetup remove v
+check "create writeback for commands" mk writeback
+dd if=/dev/urandom of=/tmp/blk bs=4k count=4 2>/dev/null
+dd if=/tmp/blk of=/tmp/b101 bs=4k skip=1 count=1 2>/dev/null
+check "write 4 blocks at block 100" dd if=/tmp/blk of=/dev/mapper/v bs=4k seek=100 oflag=direct
+check_eq "exists shows blocks 100-103 dirty" "4-7" "$(dmsetup message v 0 exists 96 16)"
+check_fails "evict refuses a dirty block" dmsetup message v 0 evict 101
+check "clean writes block 101 back" dmsetup message v 0 clean 101
+check_eq "exists: block 101 clean now" "4,6-7" "$(dmsetup message v 0 exists 96 16)"
+check "origin has block 101" sh -c "dd if=$ORIGIN bs=4k skip=101 count=1 iflag=direct 2>/dev/null | cmp - /tmp/b101"
+check "evict block 101" dmsetup message v 0 evict 101
+check "read after evict returns the data (from the origin)" \
+	sh -c "dd if=/dev/mapper/v bs=4k skip=101 count=1 iflag=direct 2>/dev/null | cmp - /tmp/b101"
+check "partial (512 B) write into a dirty block" dd if=/dev/zero of=/dev/mapper/v bs=512 seek=801 count=1 oflag=direct
+check_eq "partial write keeps the block dirty" "4,6-7" "$(dmsetup message v 0 exists 96 16)"
+check "discard of dirty blocks" blkdiscard -o $((100 * 4096)) -l $((4 * 4096)) /dev/mapper/v
+left=$(dmsetup message v 0 exists 96 16)
+[ -z "$left" ] && ok "discard dropped them" || not_ok "discard dropped them # still dirty: $left"
+
+# --- writearound: writes bypass the cache, reads fill -------------------------
+dmsetup remove v
+check "create writearound" mk writearound
+fio_verify "writearound: fio verify over $WS" /dev/mapper/v $WS
+check_eq "writearound: nothing dirty" 0 "$(ssc_stat v dirty)"
+check "writearound: origin holds the data" same_data /dev/mapper/v $ORIGIN
+
+# --- mode switch with dirty data: writeback -> writethrough drains ----------
+dmsetup remove v
+check "zero origin again" dd if=/dev/zero of=$ORIGIN bs=1M count=256 oflag=direct
+check "create writeback for the switch" mk writeback dirty_high 75 dirty_low 70
+fio_verify "switch: dirty the cache" /dev/mapper/v 24m
+d0=$(ssc_stat v dirty)
+check "switch: reload as writethrough" sh -c "dmsetup reload v --table '0 $LEN ssc $CACHE $ORIGIN 8 1 writethrough' && dmsetup resume v"
+i=0
+while [ "$(ssc_stat v dirty)" != 0 ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i + 1)); done
+check_eq "switch: writethrough wrote back all $d0 dirty blocks" 0 "$(ssc_stat v dirty)"
+fio_verify "switch: data intact" /dev/mapper/v 24m --verify_only
+check "reload as writeback" sh -c "dmsetup reload v --table '0 $LEN ssc $CACHE $ORIGIN 8 1 writeback' && dmsetup resume v"
+check "dirty one block" dd if=/dev/urandom of=/dev/mapper/v bs=4k count=1 oflag=direct
+check "load a passthrough table" dmsetup reload v --table "0 $LEN ssc $CACHE $ORIGIN 8 1 passthrough"
+dmesg -c > /dev/null
+check_fails "passthrough refused while a block is dirty" dmsetup resume v
+check "refusal says why" sh -c 'dmesg | grep -q "passthrough needs a clean cache, 1 blocks are dirty"'
+check "back to writeback" sh -c "dmsetup reload v --table '0 $LEN ssc $CACHE $ORIGIN 8 1 writeback' && dmsetup resume v"
+check_eq "the dirty block is still dirty" 1 "$(ssc_stat v dirty)"
+check "remove volume" dmsetup remove v
+
+check "rmmod dm-ssc" rmmod dm_ssc
+check "null_blk teardown" null_blk_teardown

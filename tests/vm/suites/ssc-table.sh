@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: GPL-2.0
+# dm-ssc interface: table lines (good and bad), table round trip, status
+# fields, messages, the superblock's geometry check, passthrough I/O.
+# Devices: two 256 MiB memory-backed null_blk disks, nullb0 = cache, nullb1 = origin.
+
+check "modprobe dm-ssc" modprobe dm-ssc
+check "target ssc registered" sh -c 'dmsetup targets | grep -q "^ssc "'
+check "null_blk devices" null_blk_setup 2 256
+
+CACHE=/dev/nullb0
+ORIGIN=/dev/nullb1
+LEN=$(sectors $ORIGIN)
+c0=$(cat /sys/block/nullb0/dev)
+c1=$(cat /sys/block/nullb1/dev)
+
+check "create with no features (writethrough)" dmsetup create ssc0 --table "0 $LEN ssc $CACHE $ORIGIN 8 0"
+check_eq "volume size equals origin" "$LEN" "$(sectors /dev/mapper/ssc0)"
+check "kernel formatted the zeroed cache device" sh -c 'dmesg | grep -q "dm-ssc: formatted cache"'
+check_eq "superblock magic SSCS" "1397965651" "$(sb_u32 $CACHE 4)"
+check_eq "table shows normalised line with defaults" \
+	"0 $LEN ssc $c0 $c1 8 7 writethrough segment_size 4096 dirty_high 20 dirty_low 10" "$(dmsetup table ssc0)"
+
+# every mode and knob round-trips through dmsetup table
+for t in "writeback dirty_high 40 dirty_low 5" "writearound" "passthrough" "writethrough"; do
+	set -- $t
+	check "reload as $1" sh -c "dmsetup reload ssc0 --table '0 $LEN ssc $CACHE $ORIGIN 8 $# $t' && dmsetup resume ssc0"
+	t1=$(dmsetup table ssc0)
+	check "reload $1 from its own output" sh -c "dmsetup reload ssc0 --table '$t1' && dmsetup resume ssc0"
+	check_eq "$1 table round-trips" "$t1" "$(dmsetup table ssc0)"
+	check_eq "status reports mode $1" "$1" "$(ssc_stat ssc0 mode)"
+done
+check_eq "dirty knobs kept" "0 $LEN ssc $c0 $c1 8 7 writethrough segment_size 4096 dirty_high 20 dirty_low 10" \
+	"$(dmsetup table ssc0)"
+
+# status: 26 fields, documented in Documentation/ssc.rst
+check_eq "status has 26 fields" 26 "$(dmsetup status ssc0 | wc -w)"
+check_eq "status state ok" ok "$(ssc_stat ssc0 state)"
+check "clear_stats message" dmsetup message ssc0 0 clear_stats
+check_eq "counters zero after clear_stats" "0 0 0 0" \
+	"$(ssc_stat ssc0 read_hits) $(ssc_stat ssc0 read_misses) $(ssc_stat ssc0 write_hits) $(ssc_stat ssc0 write_misses)"
+
+# exact counts: 256 direct 4 KiB reads miss then hit; 256 writes hit
+dd if=/dev/mapper/ssc0 of=/dev/null bs=4k count=256 iflag=direct 2>/dev/null
+check_eq "256 read misses" 256 "$(ssc_stat ssc0 read_misses)"
+check_eq "misses filled the cache" "256/" "$(ssc_stat ssc0 cached | sed 's,/.*,/,')"
+dd if=/dev/mapper/ssc0 of=/dev/null bs=4k count=256 iflag=direct 2>/dev/null
+check_eq "256 read hits" 256 "$(ssc_stat ssc0 read_hits)"
+dd if=/dev/zero of=/dev/mapper/ssc0 bs=4k count=256 oflag=direct 2>/dev/null
+check_eq "256 write hits" 256 "$(ssc_stat ssc0 write_hits)"
+check_eq "writethrough keeps nothing dirty" 0 "$(ssc_stat ssc0 dirty)"
+
+# messages
+check "checkpoint message" dmsetup message ssc0 0 checkpoint
+check "exists message" dmsetup message ssc0 0 exists 0 64
+check "evict message" dmsetup message ssc0 0 evict 0 16
+check_eq "evict dropped 16 blocks" "240/" "$(ssc_stat ssc0 cached | sed 's,/.*,/,')"
+check_fails "unknown message rejected" dmsetup message ssc0 0 no_such_message
+check_fails "clear_stats with an argument rejected" dmsetup message ssc0 0 clear_stats now
+check_fails "evict without a block rejected" dmsetup message ssc0 0 evict
+check_fails "evict of a non-number rejected" dmsetup message ssc0 0 evict x
+check_fails "evict past the end rejected" dmsetup message ssc0 0 evict $((LEN / 8))
+check_fails "exists over too many blocks rejected" dmsetup message ssc0 0 exists 0 2000000
+check_fails "exists with a zero count rejected" dmsetup message ssc0 0 exists 0 0
+
+# passthrough puts data on the origin only and drops the cached copy
+check "reload as passthrough" sh -c "dmsetup reload ssc0 --table '0 $LEN ssc $CACHE $ORIGIN 8 1 passthrough' && dmsetup resume ssc0"
+dd if=/dev/urandom of=/tmp/pattern bs=1k count=64 2>/dev/null
+check "write pattern at blocks 16-31" dd if=/tmp/pattern of=/dev/mapper/ssc0 bs=64k seek=1 count=1 oflag=direct conv=fsync
+check "pattern is on the origin" sh -c "dd if=$ORIGIN bs=64k skip=1 count=1 iflag=direct 2>/dev/null | cmp - /tmp/pattern"
+check "pattern reads back" sh -c "dd if=/dev/mapper/ssc0 bs=64k skip=1 count=1 iflag=direct 2>/dev/null | cmp - /tmp/pattern"
+check_eq "cached copies of written blocks dropped" "224/" "$(ssc_stat ssc0 cached | sed 's,/.*,/,')"
+check "discard passes through" blkdiscard -o $((100 << 20)) -l $((4 << 20)) /dev/mapper/ssc0
+check "remove volume" dmsetup remove ssc0
+
+# the superblock pins the geometry: a different block or segment size is refused
+bad_table() {
+	want=$1
+	shift
+	dmesg -c > /dev/null
+	if dmsetup create sscbad --table "$*" > /dev/null 2>&1; then
+		not_ok "rejects '$*' # accepted"
+		dmsetup remove sscbad
+		return
+	fi
+	if dmesg | grep -qF "ssc: $want"; then
+		ok "rejects '$*': $want"
+	else
+		not_ok "rejects '$*' with '$want'"
+		dmesg | tail -n 3 | sed 's/^/# /'
+	fi
+}
+
+bad_table "block_size does not match" "0 $LEN ssc $CACHE $ORIGIN 16 0"
+bad_table "segment_size does not match" "0 $LEN ssc $CACHE $ORIGIN 8 2 segment_size 2048"
+
+dmsetup create small --table "0 8192 linear $CACHE 0"
+dmsetup create small2 --table "0 16384 linear $ORIGIN 0"
+dd if=/dev/urandom of=/dev/mapper/small2 bs=4k count=1 2>/dev/null
+small2_sum=$(dd if=/dev/mapper/small2 bs=4k count=1 2>/dev/null | md5sum)
+bad_table "Not enough arguments" "0 $LEN ssc $CACHE $ORIGIN 8"
+bad_table "Error opening cache device" "0 $LEN ssc /dev/nonexistent $ORIGIN 8 1 passthrough"
+bad_table "Error opening origin device" "0 $LEN ssc $CACHE /dev/nonexistent 8 1 passthrough"
+bad_table "Cache and origin must be different devices" "0 $LEN ssc $CACHE $CACHE 8 1 passthrough"
+bad_table "Invalid block size" "0 $LEN ssc $CACHE $ORIGIN 4 1 passthrough"
+bad_table "Invalid block size" "0 $LEN ssc $CACHE $ORIGIN 24 1 passthrough"
+bad_table "Invalid block size" "0 $LEN ssc $CACHE $ORIGIN 4096 1 passthrough"
+bad_table "Invalid block size" "0 $LEN ssc $CACHE $ORIGIN 8k 1 passthrough"
+bad_table "Invalid number of feature arguments" "0 $LEN ssc $CACHE $ORIGIN 8 x passthrough"
+bad_table "Invalid number of feature arguments" "0 $LEN ssc $CACHE $ORIGIN 8 8 passthrough segment_size 4096 dirty_high 20 dirty_low 10 x"
+bad_table "Invalid number of feature arguments" "0 $LEN ssc $CACHE $ORIGIN 8 2 passthrough"
+bad_table "Unrecognised feature argument" "0 $LEN ssc $CACHE $ORIGIN 8 1 turbo"
+bad_table "Conflicting mode feature arguments" "0 $LEN ssc $CACHE $ORIGIN 8 2 passthrough writeback"
+bad_table "Feature argument needs a value" "0 $LEN ssc $CACHE $ORIGIN 8 2 passthrough segment_size"
+bad_table "Invalid segment_size" "0 $LEN ssc $CACHE $ORIGIN 8 3 passthrough segment_size 100"
+bad_table "Invalid segment_size" "0 $LEN ssc $CACHE $ORIGIN 8 3 passthrough segment_size 3000"
+bad_table "Duplicate segment_size" "0 $LEN ssc $CACHE $ORIGIN 8 4 segment_size 2048 segment_size 2048"
+bad_table "Invalid dirty_high/dirty_low" "0 $LEN ssc $CACHE $ORIGIN 8 2 dirty_high 90"
+bad_table "Invalid dirty_high/dirty_low" "0 $LEN ssc $CACHE $ORIGIN 8 4 dirty_high 20 dirty_low 20"
+bad_table "Invalid dirty_high/dirty_low" "0 $LEN ssc $CACHE $ORIGIN 8 2 dirty_low x"
+bad_table "Invalid dirty_high/dirty_low" "0 $LEN ssc $CACHE $ORIGIN 8 4 dirty_low 5 dirty_low 5"
+bad_table "segment_size must hold at least two blocks" "0 $LEN ssc $CACHE $ORIGIN 2048 3 passthrough segment_size 2048"
+bad_table "Too many arguments" "0 $LEN ssc $CACHE $ORIGIN 8 1 passthrough extra"
+bad_table "Origin device is smaller than the target" "0 $((LEN + 8)) ssc $CACHE $ORIGIN 8 1 passthrough"
+bad_table "Target length is not a multiple of the block size" "0 $((LEN - 4)) ssc $CACHE $ORIGIN 8 1 passthrough"
+bad_table "Cache device is too small: it must hold at least 8 segments" "0 $LEN ssc /dev/mapper/small $ORIGIN 8 0"
+bad_table "Cache device holds something else" "0 8192 ssc /dev/mapper/small2 $CACHE 8 2 segment_size 256"
+check "no device left behind by rejected tables" sh -c '! dmsetup info sscbad > /dev/null 2>&1'
+check_eq "a refused cache device is not overwritten" "$small2_sum" \
+	"$(dd if=/dev/mapper/small2 bs=4k count=1 2>/dev/null | md5sum)"
+dmsetup remove small
+dmsetup remove small2
+
+check "rmmod dm-ssc" rmmod dm_ssc
+check "null_blk teardown" null_blk_teardown
