@@ -623,8 +623,13 @@ static void ssc_write(struct ssc_c *sc, struct bio *bio, u64 oblock)
 
 	if (sc->mode == SSC_MODE_WRITEBACK) {
 		ssc_engine_get_stats(sc->eng, &st);
+		/*
+		 * Never wait for space while holding a cell: write-back may
+		 * need this very cell to make the space. Go around instead.
+		 */
 		if (st.dirty * 100 >= st.nr_slots * SSC_DIRTY_HARD_PCT ||
-		    ssc_reserve(sc->eng, oblock, true, &loc)) {
+		    ssc_reserve(sc->eng, oblock, false, &loc)) {
+			ssc_maybe_kick_writeback(sc);
 			r = ssc_write_around(sc, bio, oblock, state);
 			goto out;
 		}

@@ -1948,3 +1948,7 @@ int ssc_engine_error(struct ssc_engine *e)
 {
 	return READ_ONCE(e->error);
 }
+
+#if IS_ENABLED(CONFIG_DM_SSC_KUNIT_TEST)
+#include "ssc-engine-test.c"
+#endif

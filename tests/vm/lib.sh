@@ -122,15 +122,18 @@ fio_verify() {
 # is_debug_kernel: the KASAN/lockdep kernel is slow; suites use smaller sizes there
 is_debug_kernel() { case $(uname -r) in *ssc-debug*) return 0 ;; esac; return 1; }
 
-# sb_u64 DEV OFFSET / sb_u32 DEV OFFSET: a little-endian field of an ssc superblock
-sb_u64() { od -An -t u8 -j "$2" -N 8 "$1" | tr -d ' '; }
-sb_u32() { od -An -t u4 -j "$2" -N 4 "$1" | tr -d ' '; }
+# sb_u64 DEV OFFSET / sb_u32 DEV OFFSET: a little-endian field of an ssc
+# superblock, read past the page cache (the kernel writes below it)
+sb_u64() { blockdev --flushbufs "$1"; od -An -t u8 -j "$2" -N 8 "$1" | tr -d ' '; }
+sb_u32() { blockdev --flushbufs "$1"; od -An -t u4 -j "$2" -N 4 "$1" | tr -d ' '; }
 
-# poke DEV BYTE_OFFSET: flip one byte on a device (corruption tests)
+# poke DEV BYTE_OFFSET: flip one byte on a device, durably (corruption tests)
 poke() {
+	blockdev --flushbufs "$1"
 	b=$(od -An -t u1 -j "$2" -N 1 "$1" | tr -d ' ')
 	printf "$(printf '\\%03o' $(((b ^ 0xff) & 0xff)))" |
-		dd of="$1" bs=1 seek="$2" count=1 conv=notrunc 2>/dev/null
+		dd of="$1" bs=1 seek="$2" count=1 conv=notrunc,fsync 2>/dev/null
+	blockdev --flushbufs "$1"
 }
 
 # same_data DEV1 DEV2: byte-compare two block devices, past any page cache
