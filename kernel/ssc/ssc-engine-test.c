@@ -163,7 +163,9 @@ static void ssc_engine_test_victim(struct kunit *test)
 	dirty[0] = 10;
 	dirty[1] = 10;
 	dirty[2] = 30;
-	age[0] = age[1] = age[2] = 5;
+	age[0] = 5;
+	age[1] = 5;
+	age[2] = 5;
 	valid[1] = 20;
 	dirty[1] = 20;
 	KUNIT_EXPECT_EQ(test, 0, ssc_gc_pick_victim(valid, dirty, age, all, 3, 32));
