@@ -220,31 +220,46 @@ static struct ssc_cell *ssc_cell_find(struct ssc_c *sc, u64 oblock)
 }
 
 /*
+ * Insert @new as the cell of @oblock unless the block has one; then, if
+ * @bio is given, the bio waits on the existing cell. Never sleeps.
+ */
+static bool ssc_cell_insert(struct ssc_c *sc, u64 oblock, struct ssc_cell *new,
+			    struct bio *bio)
+{
+	struct ssc_cell *cell;
+	unsigned long flags;
+
+	spin_lock_irqsave(&sc->cell_lock, flags);
+	cell = ssc_cell_find(sc, oblock);
+	if (cell) {
+		if (bio)
+			bio_list_add(&cell->waiters, bio);
+		spin_unlock_irqrestore(&sc->cell_lock, flags);
+		return false;
+	}
+	new->oblock = oblock;
+	bio_list_init(&new->waiters);
+	hlist_add_head(&new->node, ssc_cell_bucket(sc, oblock));
+	spin_unlock_irqrestore(&sc->cell_lock, flags);
+	return true;
+}
+
+/*
  * Take the cell of a block for a bio. If the cell is held, the bio waits
  * on it and is queued again when it is released; returns NULL then.
  */
 static struct ssc_cell *ssc_cell_get_bio(struct ssc_c *sc, u64 oblock,
 					 struct bio *bio, gfp_t gfp)
 {
-	struct ssc_cell *cell, *new;
+	struct ssc_cell *new;
 
 	new = mempool_alloc(&sc->cell_pool, gfp);
 	if (!new)
 		return NULL;
-	spin_lock_irq(&sc->cell_lock);
-	cell = ssc_cell_find(sc, oblock);
-	if (cell) {
-		if (bio)
-			bio_list_add(&cell->waiters, bio);
-		spin_unlock_irq(&sc->cell_lock);
-		mempool_free(new, &sc->cell_pool);
-		return NULL;
-	}
-	new->oblock = oblock;
-	bio_list_init(&new->waiters);
-	hlist_add_head(&new->node, ssc_cell_bucket(sc, oblock));
-	spin_unlock_irq(&sc->cell_lock);
-	return new;
+	if (ssc_cell_insert(sc, oblock, new, bio))
+		return new;
+	mempool_free(new, &sc->cell_pool);
+	return NULL;
 }
 
 static void ssc_defer(struct ssc_c *sc, struct bio *bio);
@@ -269,10 +284,10 @@ static void ssc_cell_put(struct ssc_c *sc, struct ssc_cell *cell)
 /* Take the cell of a block, sleeping until it is free (not for bios). */
 static struct ssc_cell *ssc_cell_lock(struct ssc_c *sc, u64 oblock)
 {
-	struct ssc_cell *cell;
+	struct ssc_cell *cell = mempool_alloc(&sc->cell_pool, GFP_NOIO);
 
-	wait_event(sc->cell_wq,
-		   (cell = ssc_cell_get_bio(sc, oblock, NULL, GFP_NOIO)) != NULL);
+	/* the wait condition must not sleep: allocate before waiting */
+	wait_event(sc->cell_wq, ssc_cell_insert(sc, oblock, cell, NULL));
 	return cell;
 }
 
