@@ -463,15 +463,15 @@ static bool ssc_wb_failed(struct ssc_c *sc)
 	return ssc_engine_error(sc->eng) != 0;
 }
 
+/* Called on every write-back write: lockless reads only. */
 static void ssc_maybe_kick_writeback(struct ssc_c *sc)
 {
-	struct ssc_engine_stats st;
+	u64 dirty = ssc_dirty_count(sc->eng);
 
-	if (READ_ONCE(sc->suspended))
+	if (READ_ONCE(sc->suspended) || !dirty)
 		return;
-	ssc_engine_get_stats(sc->eng, &st);
-	if (st.dirty && (sc->mode != SSC_MODE_WRITEBACK || sc->writeback_all ||
-			 st.dirty * 100 > st.nr_slots * sc->dirty_high))
+	if (sc->mode != SSC_MODE_WRITEBACK || READ_ONCE(sc->writeback_all) ||
+	    dirty * 100 > sc->nr_slots * sc->dirty_high)
 		queue_work(sc->wb_wq, &sc->wb_work);
 }
 
@@ -602,7 +602,6 @@ static void ssc_write(struct ssc_c *sc, struct bio *bio, u64 oblock)
 {
 	struct ssc_bio *pb = ssc_pb(bio);
 	bool full = ssc_full_block(sc, bio);
-	struct ssc_engine_stats st;
 	enum ssc_state state;
 	struct ssc_loc loc;
 	int r, cr;
@@ -637,12 +636,13 @@ static void ssc_write(struct ssc_c *sc, struct bio *bio, u64 oblock)
 	}
 
 	if (sc->mode == SSC_MODE_WRITEBACK) {
-		ssc_engine_get_stats(sc->eng, &st);
+		u64 dirty = ssc_dirty_count(sc->eng);
+
 		/*
 		 * Never wait for space while holding a cell: write-back may
 		 * need this very cell to make the space. Go around instead.
 		 */
-		if (st.dirty * 100 >= st.nr_slots * SSC_DIRTY_HARD_PCT ||
+		if (dirty * 100 >= sc->nr_slots * SSC_DIRTY_HARD_PCT ||
 		    ssc_reserve(sc->eng, oblock, false, &loc)) {
 			ssc_maybe_kick_writeback(sc);
 			r = ssc_write_around(sc, bio, oblock, state);
@@ -1266,6 +1266,9 @@ static int ssc_alloc(struct ssc_c *sc)
 		return -ENOMEM;
 	if (mempool_init_slab_pool(&sc->cell_pool, SSC_CELL_POOL, ssc_cell_cache))
 		return -ENOMEM;
+	INIT_WORK(&sc->gc_work, ssc_gc_worker);
+	INIT_WORK(&sc->wb_work, ssc_wb_worker);
+	INIT_DELAYED_WORK(&sc->commit_work, ssc_commit_worker);
 	spin_lock_init(&sc->cell_lock);
 	mutex_init(&sc->wb_lock);
 	init_waitqueue_head(&sc->cell_wq);
@@ -1294,9 +1297,6 @@ static int ssc_alloc(struct ssc_c *sc)
 					    dm_table_device_name(ti->table));
 	if (!sc->wq || !sc->gc_wq || !sc->wb_wq)
 		return -ENOMEM;
-	INIT_WORK(&sc->gc_work, ssc_gc_worker);
-	INIT_WORK(&sc->wb_work, ssc_wb_worker);
-	INIT_DELAYED_WORK(&sc->commit_work, ssc_commit_worker);
 	return 0;
 }
 

@@ -135,6 +135,7 @@ struct ssc_engine {
 
 	bool loaded;
 	int error;
+	atomic64_t meta_sectors;	/* metadata I/O runs under either lock */
 	struct ssc_engine_stats st;
 };
 
@@ -176,7 +177,7 @@ static int ssc_meta_rw(struct ssc_engine *e, blk_opf_t opf, sector_t sector,
 	int r = e->ops->rw(e->priv, opf, sector, buf, len);
 
 	if (!r && op_is_write(opf))
-		e->st.meta_sectors += len >> SECTOR_SHIFT;
+		atomic64_add(len >> SECTOR_SHIFT, &e->meta_sectors);
 	return r;
 }
 
@@ -765,9 +766,9 @@ out:
  * @e: the engine
  *
  * Before the origin is written behind the cache's back, every earlier
- * record that drops a mapping (evict, silent eviction) or that caches
- * clean data must be durable: otherwise a crash could bring back a mapping
- * to older data than the origin holds.
+ * record that drops a mapping (evict, silent eviction) must be durable:
+ * otherwise a crash could bring back a mapping to older data than the
+ * origin holds.
  *
  * Return: the LSN to pass to ssc_commit().
  */
@@ -926,6 +927,16 @@ int ssc_checkpoint(struct ssc_engine *e)
 	return r;
 }
 
+static u64 ssc_appended(struct ssc_engine *e)
+{
+	u64 lsn;
+
+	mutex_lock(&e->lock);
+	lsn = e->appended_lsn;
+	mutex_unlock(&e->lock);
+	return lsn;
+}
+
 /**
  * ssc_commit_pending() - commit every record appended so far
  * @e: the engine
@@ -936,12 +947,7 @@ int ssc_checkpoint(struct ssc_engine *e)
  */
 int ssc_commit_pending(struct ssc_engine *e)
 {
-	u64 lsn;
-
-	mutex_lock(&e->lock);
-	lsn = e->appended_lsn;
-	mutex_unlock(&e->lock);
-	return ssc_commit(e, lsn);
+	return ssc_commit(e, ssc_appended(e));
 }
 
 /**
@@ -955,12 +961,9 @@ int ssc_commit_pending(struct ssc_engine *e)
  */
 int ssc_flush(struct ssc_engine *e)
 {
-	u64 lsn;
+	u64 lsn = ssc_appended(e);
 	int r;
 
-	mutex_lock(&e->lock);
-	lsn = e->appended_lsn;
-	mutex_unlock(&e->lock);
 	if (lsn > READ_ONCE(e->committed_lsn))
 		return ssc_commit(e, lsn);
 	r = READ_ONCE(e->error);
@@ -1202,7 +1205,7 @@ static void ssc_unaccount(struct ssc_engine *e, u64 val)
 	s->valid--;
 	if (val_dirty(val)) {
 		s->dirty--;
-		e->nr_dirty--;
+		WRITE_ONCE(e->nr_dirty, e->nr_dirty - 1);
 	}
 }
 
@@ -1213,7 +1216,7 @@ static void ssc_account(struct ssc_engine *e, u64 val)
 	s->valid++;
 	if (val_dirty(val)) {
 		s->dirty++;
-		e->nr_dirty++;
+		WRITE_ONCE(e->nr_dirty, e->nr_dirty + 1);
 	}
 }
 
@@ -1327,7 +1330,7 @@ int ssc_clean(struct ssc_engine *e, u64 oblock)
 	/* overwriting an existing key never allocates */
 	ssc_smap_insert(e->map, oblock, mkval(val_slot(val), false), GFP_NOIO);
 	e->segs[slot_seg(e, val_slot(val))].dirty--;
-	e->nr_dirty--;
+	WRITE_ONCE(e->nr_dirty, e->nr_dirty - 1);
 	ssc_log_append(e, SSC_REC_CLEAN, oblock, val_slot(val), 0);
 out:
 	mutex_unlock(&e->lock);
@@ -1337,6 +1340,32 @@ out:
 /* ---------------------------------------------------------------------
  * Garbage collection with silent eviction
  */
+
+struct ssc_gc_best {
+	int idx;
+	u64 cost, ben;
+	u32 valid;
+};
+
+/* Offer segment @i to the running choice; see ssc_gc_pick_victim(). */
+static void ssc_gc_consider(struct ssc_gc_best *b, int i, u32 valid, u32 dirty,
+			    u64 age, u32 slots)
+{
+	u64 cost, ben;
+
+	if (dirty >= slots)
+		return;		/* frees nothing */
+	cost = (u64)(valid - dirty) + SSC_GC_COPY_WEIGHT * (u64)dirty;
+	ben = min_t(u64, age, 1ULL << 32) + 1;
+	/* cost / ben < best cost / best ben; ties: fewer valid blocks */
+	if (b->idx < 0 || cost * b->ben < b->cost * ben ||
+	    (cost * b->ben == b->cost * ben && valid < b->valid)) {
+		b->idx = i;
+		b->cost = cost;
+		b->ben = ben;
+		b->valid = valid;
+	}
+}
 
 /**
  * ssc_gc_pick_victim() - cost/benefit choice of the segment to clean
@@ -1360,52 +1389,28 @@ out:
 int ssc_gc_pick_victim(const u32 *valid, const u32 *dirty, const u64 *age,
 		       const bool *eligible, unsigned int n, u32 slots)
 {
-	u64 best_cost = 0, best_ben = 1;
-	int best = -1;
+	struct ssc_gc_best b = { .idx = -1 };
 	unsigned int i;
 
-	for (i = 0; i < n; i++) {
-		u64 cost, ben;
-
-		if (!eligible[i] || dirty[i] >= slots)
-			continue;
-		cost = (u64)(valid[i] - dirty[i]) + SSC_GC_COPY_WEIGHT * (u64)dirty[i];
-		ben = min_t(u64, age[i], 1ULL << 32) + 1;
-		/* cost / ben < best_cost / best_ben; ties: fewer valid blocks */
-		if (best < 0 || cost * best_ben < best_cost * ben ||
-		    (cost * best_ben == best_cost * ben && valid[i] < valid[best])) {
-			best = i;
-			best_cost = cost;
-			best_ben = ben;
-		}
-	}
-	return best;
+	for (i = 0; i < n; i++)
+		if (eligible[i])
+			ssc_gc_consider(&b, i, valid[i], dirty[i], age[i], slots);
+	return b.idx;
 }
 
 static int ssc_pick(struct ssc_engine *e)
 {
-	u64 best_cost = 0, best_ben = 1;
-	int best = -1;
+	struct ssc_gc_best b = { .idx = -1 };
 	u32 i;
 
-	/* the same rule as ssc_gc_pick_victim(), on the segment table */
 	for (i = 0; i < e->nr_segs; i++) {
 		const struct ssc_seg *s = &e->segs[i];
-		u64 cost, ben;
 
-		if (s->state != SEG_SEALED || s->dirty >= e->slots_per_seg)
-			continue;
-		cost = (u64)(s->valid - s->dirty) + SSC_GC_COPY_WEIGHT * (u64)s->dirty;
-		ben = min_t(u64, e->user_seq - s->age, 1ULL << 32) + 1;
-		if (best < 0 || cost * best_ben < best_cost * ben ||
-		    (cost * best_ben == best_cost * ben &&
-		     s->valid < e->segs[best].valid)) {
-			best = i;
-			best_cost = cost;
-			best_ben = ben;
-		}
+		if (s->state == SEG_SEALED)
+			ssc_gc_consider(&b, i, s->valid, s->dirty,
+					e->user_seq - s->age, e->slots_per_seg);
 	}
-	return best;
+	return b.idx;
 }
 
 bool ssc_gc_needed(struct ssc_engine *e)
@@ -1801,6 +1806,21 @@ int ssc_engine_load(struct ssc_engine *e, bool want_dirty_table, const char **er
 		return ret;
 	}
 
+	/* a failed load may be retried by the next resume: start empty */
+	if (ssc_smap_count(e->map)) {
+		unsigned int val_bits = fls64(e->nr_slots) + 1;
+		struct ssc_smap *m = ssc_smap_create(e->key_bits, val_bits, GFP_KERNEL);
+
+		if (!m) {
+			*err = "Out of memory loading the cache";
+			return -ENOMEM;
+		}
+		ssc_smap_destroy(e->map);
+		e->map = m;
+	}
+	memset(e->segs, 0, e->nr_segs * sizeof(*e->segs));
+	e->st.replayed = 0;
+
 	h[0] = kmalloc(SSC_MBLOCK_SIZE, GFP_KERNEL);
 	h[1] = kmalloc(SSC_MBLOCK_SIZE, GFP_KERNEL);
 	suspect = bitmap_zalloc(e->nr_segs, GFP_KERNEL);
@@ -1924,6 +1944,7 @@ void ssc_engine_get_stats(struct ssc_engine *e, struct ssc_engine_stats *st)
 	st->nr_slots = e->nr_slots;
 	st->free_segs = e->free_segs;
 	st->nr_segs = e->nr_segs;
+	st->meta_sectors = atomic64_read(&e->meta_sectors);
 	st->log_used = e->log_head;
 	st->log_blocks = e->log_blocks;
 	st->ram_bytes = ssc_smap_bytes(e->map) + (size_t)e->nr_segs * sizeof(*e->segs) +
@@ -1938,10 +1959,16 @@ void ssc_engine_clear_stats(struct ssc_engine *e)
 	e->st.gc_runs = 0;
 	e->st.gc_evicted = 0;
 	e->st.gc_copied = 0;
-	e->st.meta_sectors = 0;
+	atomic64_set(&e->meta_sectors, 0);
 	e->st.checkpoints = 0;
 	e->st.commits = 0;
 	mutex_unlock(&e->lock);
+}
+
+/* Dirty blocks right now, without the lock (a hint for the I/O path). */
+u64 ssc_dirty_count(struct ssc_engine *e)
+{
+	return READ_ONCE(e->nr_dirty);
 }
 
 int ssc_engine_error(struct ssc_engine *e)

@@ -120,6 +120,7 @@ int ssc_gc(struct ssc_engine *e);
 void ssc_engine_get_stats(struct ssc_engine *e, struct ssc_engine_stats *st);
 void ssc_engine_clear_stats(struct ssc_engine *e);
 int ssc_engine_error(struct ssc_engine *e);
+u64 ssc_dirty_count(struct ssc_engine *e);
 
 /* Pure helpers, exposed for the KUnit tests */
 u32 ssc_crc(const void *buf, size_t len);
