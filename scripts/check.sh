@@ -16,7 +16,7 @@ set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 STAGES=${CHECK_STAGES:-"deps lint kunit vm-6.12 vm-6.1 vm-debug harness"}
-VM_SUITES=ssc-table,ssc-io,ssc-persist
+VM_SUITES=ssc-table,ssc-io,ssc-persist,ssc-crash
 logs="$SSC_OUT/logs"
 mkdir -p "$logs"
 total_pass=0 total_fail=0
@@ -91,10 +91,11 @@ for stage in $STAGES; do
 	lint)	run_stage lint "$SSC_TOP/scripts/lint.sh" ;;
 	kunit)	run_stage kunit "$SSC_TOP/scripts/kunit.sh" ;;
 	vm-6.12|vm-6.1)
-		run_stage "$stage" "$SSC_TOP/scripts/vm.sh" --kernel "${stage#vm-}" --suites "$VM_SUITES" ;;
+		run_stage "$stage" "$SSC_TOP/scripts/vm.sh" --kernel "${stage#vm-}" --timeout 2400 \
+			--suites "$VM_SUITES" ;;
 	vm-debug)
 		# KASAN + lockdep under TCG is ~4x slower: more time, same suites, plus KUnit
-		run_stage "$stage" "$SSC_TOP/scripts/vm.sh" --kernel debug --timeout 1800 \
+		run_stage "$stage" "$SSC_TOP/scripts/vm.sh" --kernel debug --timeout 2700 \
 			--suites "kunit,$VM_SUITES" ;;
 	harness) run_stage harness harness_selftest ;;
 	*)	echo "not ok - unknown stage $stage"; count 0 1 ;;

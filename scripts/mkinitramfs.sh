@@ -4,7 +4,7 @@
 # Usage: mkinitramfs.sh OUT KVER MODROOT KO...
 #   MODROOT  root holding lib/modules/KVER of the guest kernel (in-tree modules)
 #   KO       our out-of-tree modules, installed under lib/modules/KVER/extra
-# Contents: busybox, dmsetup, fio (static), blktrace, a few util-linux/coreutils
+# Contents: busybox, dmsetup, fio (static), tests/tools (static), blktrace, a few util-linux/coreutils
 # tools, the kernel's dm/null_blk/loop/virtio modules, tests/vm as /ssc.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -37,6 +37,15 @@ for b in $BINS; do
 	add_bin "$p"
 done
 add_bin "$("$SSC_TOP/scripts/static-fio.sh")"
+# our own test tools (tests/tools/*.c), static
+mkdir -p "$SSC_OUT/tools"
+for src in "$SSC_TOP"/tests/tools/*.c; do
+	t="$SSC_OUT/tools/$(basename "$src" .c)"
+	if [ ! -x "$t" ] || [ "$src" -nt "$t" ]; then
+		cc -O2 -Wall -Wextra -Werror -static -o "$t" "$src" || die "cannot build $src"
+	fi
+	install -m755 "$t" "$st/usr/bin/"
+done
 
 md="$modroot/lib/modules/$kver"
 [ -e "$md/modules.dep" ] || depmod -b "$modroot" "$kver"
@@ -61,7 +70,7 @@ done
 depmod -b "$st" "$kver"
 
 install -m755 "$SSC_TOP/tests/vm/init" "$st/init"
-cp -r "$SSC_TOP/tests/vm/run-suites.sh" "$SSC_TOP/tests/vm/lib.sh" "$SSC_TOP/tests/vm/splat.re" \
+cp -r "$SSC_TOP/tests/vm/run-suites.sh" "$SSC_TOP/tests/vm/lib.sh" "$SSC_TOP/tests/vm/crash-check.sh" "$SSC_TOP/tests/vm/splat.re" \
 	"$SSC_TOP/tests/vm/suites" "$st/ssc/"
 echo "$kver" > "$st/etc/kver"
 (cd "$st" && find . -print0 | cpio --null -o -H newc --quiet) > "$out"

@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: GPL-2.0
+# Crash-point sweep. The cache and the origin are two regions of one device
+# under dm-log-writes, so every write to either lands in one log in the order
+# it became durable. A single-writer workload (crash-io run) writes versioned
+# blocks, each made durable (fdatasync or O_DSYNC), and logs a mark after each
+# acknowledgement. replay-log then rebuilds the devices entry by entry and, at
+# every FLUSH or FUA entry, reloads ssc on a copy and checks the oracle
+# (crash-io check via crash-check.sh): no acknowledged write lost, no stale
+# data, and the same data again from the origin after write-back.
+#
+# What this model does not explore: a flush of the cache device also makes
+# earlier origin writes durable (one log), and writes reach the replay only in
+# the order dm-log-writes logged them.
+
+check "modprobe dm-ssc" modprobe dm-ssc
+check "modprobe dm-log-writes" modprobe dm-log-writes
+C=16384		# cache region, sectors (8 MiB)
+O=32768		# origin region, sectors (16 MiB)
+NBLK=$((O / 8))
+TOT=$((C + O))
+# Every crash point on the primary kernel (about 1,500 points, 15 min under
+# TCG); every 4th on 6.1; a shorter workload and every 8th point on the
+# KASAN + lockdep kernel (4x slower).
+NOPS=240
+EVERY=1
+case $(uname -r) in
+6.1.*) EVERY=4 ;;
+esac
+if is_debug_kernel; then
+	NOPS=120
+	EVERY=8
+fi
+check "device under log (U)" null_blk_add 24 512
+check "log device (L)" null_blk_add 256 512
+check "replay device (R)" null_blk_add 24 512
+check "check copy (S)" null_blk_add 24 512
+U=/dev/nullb0 L=/dev/nullb1 R=/dev/nullb2 S=/dev/nullb3
+export CK_NBLK=$NBLK CK_NOPS=$NOPS CK_LEN=$O
+check "check copy carved into cache and origin" sh -c \
+	"dmsetup create cs --table '0 $C linear $S 0' && dmsetup create os --table '0 $O linear $S $C'"
+
+sweep() {	# sweep MODE SEED FEATURES...
+	mode=$1 seed=$2
+	shift 2
+	feat="$# $*"
+	export CK_SEED=$seed CK_FEAT="$feat"
+	for d in $U $R $L; do blkdiscard "$d" 2>/dev/null || dd if=/dev/zero of="$d" bs=1M oflag=direct 2>/dev/null; done
+	dmsetup create ou0 --table "0 $O linear $U $C" && crash-io fill /dev/mapper/ou0 $NBLK &&
+		dmsetup remove ou0 && dd if=$U of=$R bs=1M iflag=direct oflag=direct 2>/dev/null
+	check "$mode: origin filled, replay base copied" cmp $U $R
+	check "$mode: log-writes over U, cache and origin carved" sh -c \
+		"dmsetup create lw --table '0 $TOT log-writes $U $L' &&
+		 dmsetup create cu --table '0 $C linear /dev/mapper/lw 0' &&
+		 dmsetup create ou --table '0 $O linear /dev/mapper/lw $C' &&
+		 dmsetup message lw 0 mark start"
+	check "$mode: create ssc" dmsetup create v --table "0 $O ssc /dev/mapper/cu /dev/mapper/ou 8 $feat"
+	check "$mode: workload of $NOPS ops, a mark after every acknowledged write" \
+		crash-io run /dev/mapper/v $NBLK $NOPS "$seed" "dmsetup message lw 0 mark ack" \
+		"dmsetup message v 0 checkpoint"
+	diag "$mode: $(dmsetup status v)"
+	gc=$(ssc_stat v gc_runs) ck=$(ssc_stat v checkpoints) wb=$(ssc_stat v writebacks)
+	[ "${gc:-0}" -gt 0 ] && ok "$mode: GC ran during the workload ($gc runs)" ||
+		not_ok "$mode: GC ran during the workload # gc_runs '$gc'"
+	[ "${ck:-0}" -gt 1 ] && ok "$mode: checkpoints taken during the workload ($ck)" ||
+		not_ok "$mode: checkpoints taken during the workload # '$ck'"
+	if [ "$mode" = writeback ]; then
+		[ "${wb:-0}" -gt 0 ] && ok "$mode: write-back ran during the workload ($wb blocks)" ||
+			not_ok "$mode: write-back ran during the workload # '$wb'"
+	fi
+	check "$mode: clean shutdown (the last crash point)" dmsetup remove v
+	check "$mode: log devices down" dmsetup remove ou cu lw
+	replay-log list $L > /tmp/log.txt
+	diag "$mode: $(head -n 1 /tmp/log.txt); $(grep -cE '^[0-9]+ (F.|.U)' /tmp/log.txt) with FLUSH or FUA"
+	if replay-log sweep -e $EVERY -m 3 -p ack $L $R $S /ssc/crash-check.sh > /tmp/sweep.out 2>&1; then
+		ok "$mode: every crash point checked: $(tail -n 1 /tmp/sweep.out)"
+	else
+		not_ok "$mode: crash points # $(tail -n 1 /tmp/sweep.out)"
+		tail -n 30 /tmp/sweep.out | sed 's/^/# /'
+	fi
+	pts=$(tail -n 1 /tmp/sweep.out | awk '$1 == "points" { print $2 }')
+	[ "${pts:-0}" -ge $((NOPS * 2 / EVERY)) ] && ok "$mode: the sweep covered $pts crash points" ||
+		not_ok "$mode: the sweep covered enough crash points # '$pts'"
+}
+
+sweep writeback 11 writeback segment_size 256 dirty_high 5 dirty_low 1
+sweep writethrough 12 writethrough segment_size 256
+dmsetup remove cs os
