@@ -57,6 +57,14 @@
 /* Above this share of dirty blocks, writes go around the cache. */
 #define SSC_DIRTY_HARD_PCT	80
 
+/*
+ * Sequential bypass: the last few streams are tracked; once a stream has run
+ * for sequential_threshold sectors, its further misses go to the origin
+ * without filling the cache. 0 (the default) turns this off.
+ */
+#define SSC_SEQ_STREAMS		8
+#define SSC_MAX_SEQ_THRESHOLD	BIT(31)
+
 /* Largest origin write made by write-back from contiguous dirty blocks */
 #define SSC_WB_MAX_BYTES	(256 * 1024)
 
@@ -72,6 +80,8 @@
 	"Not enough arguments: want <cache_dev> <origin_dev> <block_size> <#feature_args> [<feature_arg>]*"
 #define SSC_ERR_SEGMENT \
 	"Invalid segment_size: want a power of two from 256 to 131072 sectors"
+#define SSC_ERR_SEQ \
+	"Invalid sequential_threshold: want 0 (off) to 2147483648 sectors"
 #define SSC_ERR_DIRTY \
 	"Invalid dirty_high/dirty_low: want 0 <= dirty_low < dirty_high <= 75"
 
@@ -98,6 +108,13 @@ struct ssc_stats {
 	u64 writebacks;		/* blocks written back to the origin */
 	u64 cache_errors;
 	u64 origin_errors;
+	u64 bypassed;		/* sequential misses sent around the cache */
+};
+
+struct ssc_stream {
+	sector_t next;		/* where the stream goes on */
+	sector_t run;		/* sectors it has run so far */
+	unsigned long last;	/* jiffies of its last bio */
 };
 
 struct ssc_cell {
@@ -118,6 +135,10 @@ struct ssc_c {
 	enum ssc_mode mode;
 	unsigned int dirty_high;
 	unsigned int dirty_low;
+	unsigned int seq_threshold;	/* sectors; 0: no sequential bypass */
+
+	spinlock_t seq_lock;		/* protects streams[] */
+	struct ssc_stream streams[SSC_SEQ_STREAMS];
 
 	struct ssc_engine *eng;
 	u64 nr_slots;
@@ -158,6 +179,7 @@ struct ssc_bio {
 #define PB_PINNED	BIT(0)	/* loc is pinned in the engine */
 #define PB_CACHE_READ	BIT(1)	/* a read remapped to the cache */
 #define PB_RETRIED	BIT(2)	/* already retried on the origin */
+#define PB_BYPASS	BIT(3)	/* part of a long sequential stream */
 
 static struct kmem_cache *ssc_cell_cache;
 
@@ -177,6 +199,7 @@ static void ssc_stats_sum(struct ssc_c *sc, struct ssc_stats *sum)
 		sum->writebacks += s->writebacks;
 		sum->cache_errors += s->cache_errors;
 		sum->origin_errors += s->origin_errors;
+		sum->bypassed += s->bypassed;
 	}
 }
 
@@ -629,7 +652,10 @@ static void ssc_write(struct ssc_c *sc, struct bio *bio, u64 oblock)
 		state = ssc_peek(sc->eng, oblock);
 	}
 
+	if ((pb->flags & PB_BYPASS) && state != SSC_DIRTY)
+		this_cpu_inc(sc->stats->bypassed);
 	if (!full || ssc_engine_error(sc->eng) ||
+	    ((pb->flags & PB_BYPASS) && state != SSC_DIRTY) ||
 	    sc->mode == SSC_MODE_WRITEAROUND || sc->mode == SSC_MODE_PASSTHROUGH) {
 		r = ssc_write_around(sc, bio, oblock, state);
 		goto out;
@@ -826,6 +852,38 @@ static void ssc_defer(struct ssc_c *sc, struct bio *bio)
 	queue_work(sc->wq, &pb->work);
 }
 
+/*
+ * Does this bio continue a stream that has already run past the sequential
+ * threshold? Streams are matched on their next sector; a bio that matches
+ * none replaces the least recently used stream.
+ */
+static bool ssc_sequential(struct ssc_c *sc, struct bio *bio)
+{
+	sector_t sector = bio->bi_iter.bi_sector;
+	struct ssc_stream *s, *lru = &sc->streams[0];
+	bool seq = false;
+	unsigned int i;
+
+	spin_lock(&sc->seq_lock);
+	for (i = 0; i < SSC_SEQ_STREAMS; i++) {
+		s = &sc->streams[i];
+		if (s->next == sector && s->run)
+			break;
+		if (time_before(s->last, lru->last))
+			lru = s;
+	}
+	if (i == SSC_SEQ_STREAMS) {
+		s = lru;
+		s->run = 0;
+	}
+	s->next = sector + bio_sectors(bio);
+	s->run += bio_sectors(bio);
+	s->last = jiffies;
+	seq = s->run > sc->seq_threshold;
+	spin_unlock(&sc->seq_lock);
+	return seq;
+}
+
 static int ssc_map(struct dm_target *ti, struct bio *bio)
 {
 	struct ssc_c *sc = ti->private;
@@ -848,6 +906,8 @@ static int ssc_map(struct dm_target *ti, struct bio *bio)
 	}
 
 	oblock = ssc_oblock(sc, dm_target_offset(ti, bio->bi_iter.bi_sector));
+	if (sc->seq_threshold && ssc_sequential(sc, bio))
+		pb->flags |= PB_BYPASS;
 
 	if (bio_data_dir(bio) == READ) {
 		st = ssc_get(sc->eng, oblock, false, &loc);
@@ -865,8 +925,10 @@ static int ssc_map(struct dm_target *ti, struct bio *bio)
 			ssc_remap_cache(sc, bio, &loc);
 			return DM_MAPIO_REMAPPED;
 		}
+		if (pb->flags & PB_BYPASS)
+			this_cpu_inc(sc->stats->bypassed);
 		if (!ssc_full_block(sc, bio) || sc->mode == SSC_MODE_PASSTHROUGH ||
-		    ssc_engine_error(sc->eng)) {
+		    ssc_engine_error(sc->eng) || (pb->flags & PB_BYPASS)) {
 			this_cpu_inc(sc->stats->read_misses);
 			ssc_remap_origin(sc, bio);
 			return DM_MAPIO_REMAPPED;
@@ -1118,15 +1180,16 @@ static int ssc_parse_pct(const char *arg, unsigned int *result)
  *   segment_size <sectors>
  *   dirty_high <percent>
  *   dirty_low <percent>
+ *   sequential_threshold <sectors>
  */
 static int ssc_parse_features(struct ssc_c *sc, struct dm_arg_set *as)
 {
 	static const struct dm_arg _args[] = {
-		{0, 7, "Invalid number of feature arguments"},
+		{0, 9, "Invalid number of feature arguments"},
 	};
 	struct dm_target *ti = sc->ti;
 	bool have_mode = false, have_segment = false;
-	bool have_high = false, have_low = false;
+	bool have_high = false, have_low = false, have_seq = false;
 	unsigned int argc;
 	const char *arg;
 	int r;
@@ -1147,7 +1210,8 @@ static int ssc_parse_features(struct ssc_c *sc, struct dm_arg_set *as)
 			continue;
 		}
 		if (strcasecmp(arg, "segment_size") && strcasecmp(arg, "dirty_high") &&
-		    strcasecmp(arg, "dirty_low")) {
+		    strcasecmp(arg, "dirty_low") &&
+		    strcasecmp(arg, "sequential_threshold")) {
 			DMERR("unrecognised feature argument '%s'", arg);
 			ti->error = "Unrecognised feature argument";
 			return -EINVAL;
@@ -1170,6 +1234,13 @@ static int ssc_parse_features(struct ssc_c *sc, struct dm_arg_set *as)
 				return -EINVAL;
 			}
 			have_segment = true;
+		} else if (!strcasecmp(arg, "sequential_threshold")) {
+			if (have_seq || kstrtouint(dm_shift_arg(as), 10, &sc->seq_threshold) ||
+			    sc->seq_threshold > SSC_MAX_SEQ_THRESHOLD) {
+				ti->error = SSC_ERR_SEQ;
+				return -EINVAL;
+			}
+			have_seq = true;
 		} else if (!strcasecmp(arg, "dirty_high")) {
 			if (have_high || ssc_parse_pct(dm_shift_arg(as), &sc->dirty_high)) {
 				ti->error = SSC_ERR_DIRTY;
@@ -1326,6 +1397,7 @@ static int ssc_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	sc->segment_sectors = SSC_DEF_SEGMENT_SECTORS;
 	sc->dirty_high = SSC_DEF_DIRTY_HIGH;
 	sc->dirty_low = SSC_DEF_DIRTY_LOW;
+	spin_lock_init(&sc->seq_lock);
 	sc->suspended = true;
 	ti->private = sc;
 
@@ -1506,17 +1578,19 @@ static void ssc_status(struct dm_target *ti, status_type_t type,
 		DMEMIT("%llu %llu %llu %llu/%llu ",
 		       s.data_sectors, st.meta_sectors, st.checkpoints,
 		       st.log_used, st.log_blocks);
-		DMEMIT("%llu %llu %llu %llu %llu %s",
+		DMEMIT("%llu %llu %llu %llu %llu %llu %s",
 		       (unsigned long long)st.ram_bytes, st.recovered, st.replayed,
-		       s.cache_errors, s.origin_errors, ssc_state_name(sc, &st));
+		       s.cache_errors, s.origin_errors, s.bypassed,
+		       ssc_state_name(sc, &st));
 		break;
 	case STATUSTYPE_TABLE:
-		DMEMIT("%s %s %llu 7 %s segment_size %llu dirty_high %u dirty_low %u",
+		DMEMIT("%s %s %llu 9 %s segment_size %llu dirty_high %u dirty_low %u",
 		       sc->cache_dev->name, sc->origin_dev->name,
 		       (unsigned long long)sc->block_sectors,
 		       ssc_mode_names[sc->mode],
 		       (unsigned long long)sc->segment_sectors,
 		       sc->dirty_high, sc->dirty_low);
+		DMEMIT(" sequential_threshold %u", sc->seq_threshold);
 		break;
 	default:
 		break;

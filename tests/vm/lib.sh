@@ -67,7 +67,8 @@ null_blk_setup() {
 	done
 }
 
-# null_blk_add SIZE_MB: one more such disk, /dev/nullbN with the next free N
+# null_blk_add SIZE_MB [BLOCK_BYTES]: one more such disk, /dev/nullbN with the
+# next free N (4 KiB logical blocks unless BLOCK_BYTES says otherwise)
 null_blk_add() {
 	grep -q '^null_blk ' /proc/modules || modprobe null_blk nr_devices=0 || return 1
 	grep -q configfs /proc/mounts || mount -t configfs configfs /sys/kernel/config || return 1
@@ -77,7 +78,7 @@ null_blk_add() {
 	mkdir "$d" || return 1
 	echo "$1" > "$d/size"
 	echo 1 > "$d/memory_backed"
-	echo 4096 > "$d/blocksize"
+	echo "${2:-4096}" > "$d/blocksize"
 	echo 1 > "$d/discard"
 	echo 16 > "$d/cache_size"	# a volatile write cache, so flushes reach us
 	echo 1 > "$d/power"
@@ -98,7 +99,7 @@ sectors() { blockdev --getsz "$1"; }
 # (the order is documented in Documentation/ssc.rst)
 SSC_FIELDS="start len target mode block_sectors cached dirty free_segs read_hits read_misses \
 write_hits write_misses gc_runs gc_evicted gc_copied writebacks data_sectors meta_sectors \
-checkpoints log ram_bytes recovered replayed cache_errors origin_errors state"
+checkpoints log ram_bytes recovered replayed cache_errors origin_errors bypassed state"
 ssc_stat() {
 	dmsetup status "$1" | awk -v want="$2" -v names="$SSC_FIELDS" '
 		{ n = split(names, k, " "); for (i = 1; i <= n; i++) if (k[i] == want) { print $i; exit } }'

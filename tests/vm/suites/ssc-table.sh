@@ -18,10 +18,10 @@ check_eq "volume size equals origin" "$LEN" "$(sectors /dev/mapper/ssc0)"
 check "kernel formatted the zeroed cache device" sh -c 'dmesg | grep -q "dm-ssc: formatted cache"'
 check_eq "superblock magic SSCS" "1397965651" "$(sb_u32 $CACHE 4)"
 check_eq "table shows normalised line with defaults" \
-	"0 $LEN ssc $c0 $c1 8 7 writethrough segment_size 4096 dirty_high 20 dirty_low 10" "$(dmsetup table ssc0)"
+	"0 $LEN ssc $c0 $c1 8 9 writethrough segment_size 4096 dirty_high 20 dirty_low 10 sequential_threshold 0" "$(dmsetup table ssc0)"
 
 # every mode and knob round-trips through dmsetup table
-for t in "writeback dirty_high 40 dirty_low 5" "writearound" "passthrough" "writethrough"; do
+for t in "writeback dirty_high 40 dirty_low 5" "writearound sequential_threshold 2048" "passthrough" "writethrough"; do
 	set -- $t
 	check "reload as $1" sh -c "dmsetup reload ssc0 --table '0 $LEN ssc $CACHE $ORIGIN 8 $# $t' && dmsetup resume ssc0"
 	t1=$(dmsetup table ssc0)
@@ -29,11 +29,11 @@ for t in "writeback dirty_high 40 dirty_low 5" "writearound" "passthrough" "writ
 	check_eq "$1 table round-trips" "$t1" "$(dmsetup table ssc0)"
 	check_eq "status reports mode $1" "$1" "$(ssc_stat ssc0 mode)"
 done
-check_eq "dirty knobs kept" "0 $LEN ssc $c0 $c1 8 7 writethrough segment_size 4096 dirty_high 20 dirty_low 10" \
+check_eq "dirty knobs kept" "0 $LEN ssc $c0 $c1 8 9 writethrough segment_size 4096 dirty_high 20 dirty_low 10 sequential_threshold 0" \
 	"$(dmsetup table ssc0)"
 
-# status: 26 fields, documented in Documentation/ssc.rst
-check_eq "status has 26 fields" 26 "$(dmsetup status ssc0 | wc -w)"
+# status: 27 fields, documented in Documentation/ssc.rst
+check_eq "status has 27 fields" 27 "$(dmsetup status ssc0 | wc -w)"
 check_eq "status state ok" ok "$(ssc_stat ssc0 state)"
 check "clear_stats message" dmsetup message ssc0 0 clear_stats
 check_eq "counters zero after clear_stats" "0 0 0 0" \
@@ -70,6 +70,28 @@ check "pattern is on the origin" sh -c "dd if=$ORIGIN bs=64k skip=1 count=1 ifla
 check "pattern reads back" sh -c "dd if=/dev/mapper/ssc0 bs=64k skip=1 count=1 iflag=direct 2>/dev/null | cmp - /tmp/pattern"
 check_eq "cached copies of written blocks dropped" "224/" "$(ssc_stat ssc0 cached | sed 's,/.*,/,')"
 check "discard passes through" blkdiscard -o $((100 << 20)) -l $((4 << 20)) /dev/mapper/ssc0
+
+# sequential bypass: with a 64-sector (32 KiB) threshold, a sequential read of
+# 64 blocks caches the first 8 and sends the other 56 to the origin; random
+# (non-contiguous) reads are cached whatever their number
+check "reload with sequential_threshold 64" sh -c "dmsetup reload ssc0 --table '0 $LEN ssc $CACHE $ORIGIN 8 3 writethrough sequential_threshold 64' && dmsetup resume ssc0"
+check "evict everything" dmsetup message ssc0 0 evict 0 $((LEN / 8))
+dmsetup message ssc0 0 clear_stats
+dd if=/dev/mapper/ssc0 of=/dev/null bs=4k skip=1024 count=64 iflag=direct 2>/dev/null
+check_eq "sequential read: 56 blocks bypassed" 56 "$(ssc_stat ssc0 bypassed)"
+check_eq "sequential read: only the first 8 blocks cached" "8/" "$(ssc_stat ssc0 cached | sed 's,/.*,/,')"
+for b in 3000 3002 3004 3006 3008 3010 3012 3014 3016 3018 3020 3022; do
+	dd if=/dev/mapper/ssc0 of=/dev/null bs=4k skip=$b count=1 iflag=direct 2>/dev/null
+done
+check_eq "strided reads are not a stream: all 12 cached" "20/" "$(ssc_stat ssc0 cached | sed 's,/.*,/,')"
+dd if=/dev/urandom of=/tmp/seqw bs=4k count=64 2>/dev/null
+check "sequential write of 64 blocks over cached ones" \
+	dd if=/tmp/seqw of=/dev/mapper/ssc0 bs=4k seek=1024 count=64 oflag=direct conv=fsync
+check_eq "sequential write: 56 blocks bypassed (112 in all)" 112 "$(ssc_stat ssc0 bypassed)"
+check "sequential write reads back" sh -c "dd if=/dev/mapper/ssc0 bs=4k skip=1024 count=64 iflag=direct 2>/dev/null | cmp - /tmp/seqw"
+check "and is on the origin" sh -c "dd if=$ORIGIN bs=4k skip=1024 count=64 iflag=direct 2>/dev/null | cmp - /tmp/seqw"
+check "reload without the threshold" sh -c "dmsetup reload ssc0 --table '0 $LEN ssc $CACHE $ORIGIN 8 0' && dmsetup resume ssc0"
+
 check "remove volume" dmsetup remove ssc0
 
 # the superblock pins the geometry: a different block or segment size is refused
@@ -106,7 +128,7 @@ bad_table "Invalid block size" "0 $LEN ssc $CACHE $ORIGIN 24 1 passthrough"
 bad_table "Invalid block size" "0 $LEN ssc $CACHE $ORIGIN 4096 1 passthrough"
 bad_table "Invalid block size" "0 $LEN ssc $CACHE $ORIGIN 8k 1 passthrough"
 bad_table "Invalid number of feature arguments" "0 $LEN ssc $CACHE $ORIGIN 8 x passthrough"
-bad_table "Invalid number of feature arguments" "0 $LEN ssc $CACHE $ORIGIN 8 8 passthrough segment_size 4096 dirty_high 20 dirty_low 10 x"
+bad_table "Invalid number of feature arguments" "0 $LEN ssc $CACHE $ORIGIN 8 10 passthrough segment_size 4096 dirty_high 20 dirty_low 10 sequential_threshold 0 x"
 bad_table "Invalid number of feature arguments" "0 $LEN ssc $CACHE $ORIGIN 8 2 passthrough"
 bad_table "Unrecognised feature argument" "0 $LEN ssc $CACHE $ORIGIN 8 1 turbo"
 bad_table "Conflicting mode feature arguments" "0 $LEN ssc $CACHE $ORIGIN 8 2 passthrough writeback"
@@ -118,6 +140,9 @@ bad_table "Invalid dirty_high/dirty_low" "0 $LEN ssc $CACHE $ORIGIN 8 2 dirty_hi
 bad_table "Invalid dirty_high/dirty_low" "0 $LEN ssc $CACHE $ORIGIN 8 4 dirty_high 20 dirty_low 20"
 bad_table "Invalid dirty_high/dirty_low" "0 $LEN ssc $CACHE $ORIGIN 8 2 dirty_low x"
 bad_table "Invalid dirty_high/dirty_low" "0 $LEN ssc $CACHE $ORIGIN 8 4 dirty_low 5 dirty_low 5"
+bad_table "Invalid sequential_threshold" "0 $LEN ssc $CACHE $ORIGIN 8 2 sequential_threshold -1"
+bad_table "Invalid sequential_threshold" "0 $LEN ssc $CACHE $ORIGIN 8 2 sequential_threshold 2147483649"
+bad_table "Invalid sequential_threshold" "0 $LEN ssc $CACHE $ORIGIN 8 4 sequential_threshold 8 sequential_threshold 8"
 bad_table "segment_size must hold at least two blocks" "0 $LEN ssc $CACHE $ORIGIN 2048 3 passthrough segment_size 2048"
 bad_table "Too many arguments" "0 $LEN ssc $CACHE $ORIGIN 8 1 passthrough extra"
 bad_table "Origin device is smaller than the target" "0 $((LEN + 8)) ssc $CACHE $ORIGIN 8 1 passthrough"
