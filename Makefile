@@ -4,6 +4,7 @@
 #   make check         every test: lint, KUnit (UML), VM suites on 6.12, 6.1 and the debug kernel
 #   make lint          checkpatch --strict and sparse over kernel/
 #   make demo          boot a VM, create an ssc volume, run fio, print its status
+#   make bench         dm-ssc against raw flash, dm-cache and dm-writecache in one VM run
 #   make vm-shell      a shell in the VM with the modules loaded (KFLAVOR=6.12|6.1|debug)
 #   make deps          install what all of the above needs (Debian packages)
 #
@@ -55,6 +56,9 @@ lint:
 
 demo:
 	scripts/demo.sh
+
+bench:
+	scripts/bench.sh
 
 vm-shell:
 	scripts/vm.sh --kernel $(or $(KFLAVOR),6.12) --shell

@@ -3,7 +3,7 @@
 # Boot a kernel under QEMU (TCG) with our modules and run VM suites, or give a shell.
 #
 #   vm.sh --kernel 6.12|6.1|debug --suites a,b [--name TAG] [--mem MB] [--timeout S]
-#         [--ko PATH]... [-- extra qemu args]
+#         [--ko PATH]... [--env NAME=VALUE]... [-- extra qemu args]
 #   vm.sh --kernel 6.12 --shell
 #
 # Results: one "ok/not ok" line per check, written by the guest to a second serial
@@ -15,7 +15,7 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-flavor=6.12 suites='' shell='' name='' mem=1024 tmo=900 kos=()
+flavor=6.12 suites='' shell='' name='' mem=1024 tmo=900 kos=() env=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) flavor=$2; shift 2 ;;
@@ -25,6 +25,7 @@ while [ $# -gt 0 ]; do
 	--mem) mem=$2; shift 2 ;;
 	--timeout) tmo=$2; shift 2 ;;
 	--ko) kos+=("$2"); shift 2 ;;
+	--env) env="$env ssc.env.$2"; shift 2 ;;
 	--) shift; break ;;
 	*) die "vm.sh: unknown argument '$1'" ;;
 	esac
@@ -43,7 +44,7 @@ initrd="$SSC_OUT/initramfs-$name.cpio"
 # shellcheck disable=SC2054 # the commas are QEMU option syntax
 qemu=(qemu-system-x86_64 -M pc -accel tcg,thread=multi,tb-size=256 -cpu max -smp 2 -m "$mem"
       -nodefaults -display none -no-reboot -kernel "$KIMAGE" -initrd "$initrd")
-kargs="console=ttyS0 panic=-1 oops=panic loglevel=5 rdinit=/init"
+kargs="console=ttyS0 panic=-1 oops=panic loglevel=5 rdinit=/init$env"
 
 if [ -n "$shell" ]; then
 	exec "${qemu[@]}" -serial mon:stdio -serial null -append "$kargs ssc.shell=1" "$@"

@@ -121,6 +121,7 @@ struct ssc_cell {
 	struct hlist_node node;
 	u64 oblock;
 	struct bio_list waiters;
+	bool pooled;		/* from cell_pool, else inside a bio's ssc_bio */
 };
 
 struct ssc_c {
@@ -170,6 +171,7 @@ struct ssc_c {
 struct ssc_bio {
 	struct ssc_c *sc;
 	struct ssc_cell *cell;
+	struct ssc_cell cell_mem;	/* the bio's own cell: no allocation */
 	struct ssc_loc loc;
 	struct bvec_iter saved_iter;
 	unsigned int flags;
@@ -268,18 +270,26 @@ static bool ssc_cell_insert(struct ssc_c *sc, u64 oblock, struct ssc_cell *new,
 }
 
 /*
- * Take the cell of a block for a bio. If the cell is held, the bio waits
- * on it and is queued again when it is released; returns NULL then.
+ * Take the cell of a block for a bio, using the cell inside its per-bio
+ * data. If the cell is held and @wait, the bio waits on it and is queued
+ * again when it is released. Returns NULL if the cell is held.
  */
 static struct ssc_cell *ssc_cell_get_bio(struct ssc_c *sc, u64 oblock,
-					 struct bio *bio, gfp_t gfp)
+					 struct bio *bio, bool wait)
 {
-	struct ssc_cell *new;
+	struct ssc_cell *new = &ssc_pb(bio)->cell_mem;
 
-	new = mempool_alloc(&sc->cell_pool, gfp);
-	if (!new)
-		return NULL;
-	if (ssc_cell_insert(sc, oblock, new, bio))
+	new->pooled = false;
+	return ssc_cell_insert(sc, oblock, new, wait ? bio : NULL) ? new : NULL;
+}
+
+/* Take the cell of a block if it is free, for work that is not a bio. */
+static struct ssc_cell *ssc_cell_try(struct ssc_c *sc, u64 oblock)
+{
+	struct ssc_cell *new = mempool_alloc(&sc->cell_pool, GFP_NOIO);
+
+	new->pooled = true;
+	if (ssc_cell_insert(sc, oblock, new, NULL))
 		return new;
 	mempool_free(new, &sc->cell_pool);
 	return NULL;
@@ -297,11 +307,13 @@ static void ssc_cell_put(struct ssc_c *sc, struct ssc_cell *cell)
 	hlist_del(&cell->node);
 	waiters = cell->waiters;
 	spin_unlock_irqrestore(&sc->cell_lock, flags);
-	mempool_free(cell, &sc->cell_pool);
+	if (cell->pooled)
+		mempool_free(cell, &sc->cell_pool);
 
 	while ((bio = bio_list_pop(&waiters)))
 		ssc_defer(sc, bio);
-	wake_up_all(&sc->cell_wq);
+	if (wq_has_sleeper(&sc->cell_wq))
+		wake_up_all(&sc->cell_wq);
 }
 
 /* Take the cell of a block, sleeping until it is free (not for bios). */
@@ -309,6 +321,7 @@ static struct ssc_cell *ssc_cell_lock(struct ssc_c *sc, u64 oblock)
 {
 	struct ssc_cell *cell = mempool_alloc(&sc->cell_pool, GFP_NOIO);
 
+	cell->pooled = true;
 	/* the wait condition must not sleep: allocate before waiting */
 	wait_event(sc->cell_wq, ssc_cell_insert(sc, oblock, cell, NULL));
 	return cell;
@@ -506,7 +519,7 @@ static void ssc_read_miss(struct ssc_c *sc, struct bio *bio, u64 oblock)
 	bool fill;
 	int r;
 
-	pb->cell = ssc_cell_get_bio(sc, oblock, bio, GFP_NOIO);
+	pb->cell = ssc_cell_get_bio(sc, oblock, bio, true);
 	if (!pb->cell)
 		return;		/* requeued when the cell is free */
 
@@ -630,7 +643,7 @@ static void ssc_write(struct ssc_c *sc, struct bio *bio, u64 oblock)
 	int r, cr;
 	u64 lsn;
 
-	pb->cell = ssc_cell_get_bio(sc, oblock, bio, GFP_NOIO);
+	pb->cell = ssc_cell_get_bio(sc, oblock, bio, true);
 	if (!pb->cell)
 		return;
 
@@ -941,7 +954,7 @@ static int ssc_map(struct dm_target *ti, struct bio *bio)
 	if (sc->mode == SSC_MODE_WRITEBACK) {
 		st = ssc_get(sc->eng, oblock, true, &loc);
 		if (st == SSC_DIRTY && loc.slot != U32_MAX) {
-			pb->cell = ssc_cell_get_bio(sc, oblock, NULL, GFP_NOWAIT);
+			pb->cell = ssc_cell_get_bio(sc, oblock, bio, false);
 			if (pb->cell) {
 				this_cpu_inc(sc->stats->write_hits);
 				pb->loc = loc;
@@ -1026,7 +1039,7 @@ static int ssc_writeback_run(struct ssc_c *sc, u64 first, u64 max)
 
 		if (ssc_peek(sc->eng, first + n) != SSC_DIRTY)
 			break;
-		c = ssc_cell_get_bio(sc, first + n, NULL, GFP_NOIO);
+		c = ssc_cell_try(sc, first + n);
 		if (!c)
 			break;
 		if (ssc_peek(sc->eng, first + n) != SSC_DIRTY) {

@@ -1020,7 +1020,8 @@ enum ssc_state ssc_get(struct ssc_engine *e, u64 oblock, bool for_write,
 
 void ssc_put(struct ssc_engine *e, const struct ssc_loc *loc)
 {
-	if (atomic_dec_and_test(&e->segs[loc->seg].inflight))
+	if (atomic_dec_and_test(&e->segs[loc->seg].inflight) &&
+	    wq_has_sleeper(&e->inflight_wq))
 		wake_up_all(&e->inflight_wq);
 }
 

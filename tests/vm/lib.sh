@@ -67,8 +67,9 @@ null_blk_setup() {
 	done
 }
 
-# null_blk_add SIZE_MB [BLOCK_BYTES]: one more such disk, /dev/nullbN with the
-# next free N (4 KiB logical blocks unless BLOCK_BYTES says otherwise)
+# null_blk_add SIZE_MB [BLOCK_BYTES [DISCARD [CACHE_MB]]]: one more such disk,
+# /dev/nullbN with the next free N (4 KiB logical blocks, discard and a 16 MiB
+# volatile write cache unless told otherwise)
 null_blk_add() {
 	grep -q '^null_blk ' /proc/modules || modprobe null_blk nr_devices=0 || return 1
 	grep -q configfs /proc/mounts || mount -t configfs configfs /sys/kernel/config || return 1
@@ -79,8 +80,8 @@ null_blk_add() {
 	echo "$1" > "$d/size"
 	echo 1 > "$d/memory_backed"
 	echo "${2:-4096}" > "$d/blocksize"
-	echo 1 > "$d/discard"
-	echo 16 > "$d/cache_size"	# a volatile write cache, so flushes reach us
+	echo "${3:-1}" > "$d/discard"
+	echo "${4:-16}" > "$d/cache_size"	# a volatile write cache, so flushes matter
 	echo 1 > "$d/power"
 }
 

@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make bench: boot one VM (Debian 6.12) that measures raw flash, dm-ssc in
+# writethrough and writeback, dm-cache (smq, writeback) and dm-writecache on
+# the same devices (tests/vm/suites/bench.sh has the method), and print the
+# table. Knobs (environment): BENCH_WS_MB (256), BENCH_RT seconds per run (5),
+# BENCH_DELAY origin delay in ms (1), BENCH_TARGETS (comma list).
+# Output: out/bench/bench.tap (raw) and out/bench/results.md (the table).
+# Timing under TCG is emulated: compare ratios from the same run only.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+envs=()
+for v in BENCH_WS_MB BENCH_RT BENCH_DELAY BENCH_TARGETS; do
+	[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
+done
+mkdir -p "$SSC_OUT/bench"
+"$SSC_TOP/scripts/vm.sh" --kernel 6.12 --name bench --suites bench --mem 4096 --timeout 3600 \
+	${envs[@]+"${envs[@]}"} > "$SSC_OUT/bench/bench.log" 2>&1 ||
+	{ tail -n 30 "$SSC_OUT/bench/bench.log" >&2; die "bench VM run failed"; }
+cp "$SSC_OUT/results/bench.tap" "$SSC_OUT/bench/bench.tap"
+grep -o 'BENCH .*' "$SSC_OUT/bench/bench.tap" | awk '
+	{ t = $2; k = $3; v = $4; if (!(t in seen)) { seen[t] = 1; order[++n] = t } val[t, k] = v }
+	function g(t, k) { return ((t, k) in val) ? val[t, k] : "-" }
+	function r(a, b) { return (a == "-" || b == "-" || b == 0) ? "-" : sprintf("%.2f", a / b) }
+	END {
+		print "| target | block | cached/total | read hits vs raw flash | cached writes vs raw flash | flash B per user B: cached / uncached / fsync each (cached) / fsync each (new blocks) | zipf r/w IOPS | zipf vs ssc_wb | RAM B per cached block (MemFree) | RAM B per cached block (self-reported) |"
+		print "|---|---|---|---|---|---|---|---|---|---|"
+		for (i = 1; i <= n; i++) {
+			t = order[i]
+			printf "| %s | %s | %s | %s | %s | %s / %s / %s / %s | %s | %s | %s | %s |\n", t,
+				g(t, "block_bytes"), g(t, "cached"), g(t, "read_ratio"), g(t, "write_ratio"),
+				g(t, "flash_per_user_cached"), g(t, "flash_per_user_uncached"),
+				g(t, "flash_per_user_fsync"), g(t, "flash_per_user_fsync_new"),
+				g(t, "zipf_iops"), r(g(t, "zipf_iops"), g("ssc_wb", "zipf_iops")),
+				g(t, "ram_b_per_block"), g(t, "ssc_ram_bytes_per_block")
+		}
+		print ""
+		split("dmcache_wb writecache", peers, " ")
+		for (j = 1; j <= 2; j++) {
+			p = peers[j]
+			printf "ssc_wb / %s: read hits %s, cached writes %s, zipf %s; ssc_wt / %s: read hits %s\n", p,
+				r(g("ssc_wb", "read_ratio"), g(p, "read_ratio")),
+				r(g("ssc_wb", "write_ratio"), g(p, "write_ratio")),
+				r(g("ssc_wb", "zipf_iops"), g(p, "zipf_iops")), p,
+				r(g("ssc_wt", "read_ratio"), g(p, "read_ratio"))
+		}
+	}' | tee "$SSC_OUT/bench/results.md"
+grep -E '^# bench: .*(passed|failed)' "$SSC_OUT/bench/bench.tap" || true

@@ -1,0 +1,182 @@
+# SPDX-License-Identifier: GPL-2.0
+# make bench (not a test: nothing here has a threshold). One VM boot measures
+# every target in turn on the same devices, the method of
+# shared/design/peer-baselines.md:
+#   flash  = null_blk (memory, 512 B blocks) split into fdata (the cache device
+#            of every target), fmeta (dm-cache metadata), fscratch (raw writes)
+#   origin = null_blk under dm-delay (BENCH_DELAY ms each way)
+# Per target: RAM (MemFree + per-cpu free pages, after drop_caches) before
+# and after create+warm; then 3 interleaved rounds of [raw flash, target] 4 KiB
+# random reads (and writes for write-back targets) over the cached working
+# set, median of the per-round ratios; flash bytes written per user byte
+# (cached, uncached, fsync after every write); a zipf 4 KiB read/write mix.
+# Results are "# BENCH <target> <key> <value>" lines; scripts/bench.sh
+# makes the table.
+
+WS_MB=${BENCH_WS_MB:-256}
+RT=${BENCH_RT:-5}
+DELAY=${BENCH_DELAY:-1}
+TARGETS=$(echo "${BENCH_TARGETS:-raw_flash,linear,ssc_wt,ssc_wb,dmcache_wb,writecache}" | tr , " ")
+FIO="fio --ioengine=libaio --direct=1 --bs=4k --iodepth=16 --output-format=terse --terse-version=3 --group_reporting"
+
+check "modules" sh -c "modprobe dm-ssc && modprobe dm-delay && modprobe dm-cache && modprobe dm-cache-smq && modprobe dm-writecache"
+# no discard and no volatile write cache on the flash or the origin: a
+# discard frees null_blk's backing pages and its write cache holds pages of
+# its own, and either would show up as the target's RAM
+check "flash null_blk (544 MiB, 512 B, no discard, no write cache)" null_blk_add 544 512 0 0
+check "origin null_blk (1 GiB, 512 B, no write cache)" null_blk_add 1024 512 1 0
+FLASH=/dev/nullb0
+OLEN=$(sectors /dev/nullb1)
+M=$((32 * 2048)) D=$((480 * 2048))
+check "flash carved: fmeta, fdata, fscratch" sh -c "
+	dmsetup create fmeta --table '0 $M linear $FLASH 0' &&
+	dmsetup create fdata --table '0 $D linear $FLASH $M' &&
+	dmsetup create fscratch --table '0 $M linear $FLASH $((M + D))' &&
+	dmsetup create origin --table '0 $OLEN delay /dev/nullb1 0 $DELAY /dev/nullb1 0 $DELAY'"
+# back every page of both devices before any memory snapshot
+dd if=/dev/zero of=/dev/nullb1 bs=1M oflag=direct 2>/dev/null
+dd if=/dev/zero of=$FLASH bs=1M oflag=direct 2>/dev/null
+$FIO --name=warmup --filename=/dev/mapper/fdata --rw=randread --size=${WS_MB}m --runtime=3 --time_based > /dev/null
+
+res() { echo "# BENCH $T $1 $2"; }
+flash_sectors() { awk '{ print $7 }' /sys/block/nullb0/stat; }
+mem_kib() {	# MemFree + per-cpu free pages, KiB, after dropping caches
+	sync; echo 3 > /proc/sys/vm/drop_caches; sync; echo 3 > /proc/sys/vm/drop_caches
+	pcp=$(awk '$1 == "count:" { s += $2 } END { print s + 0 }' /proc/zoneinfo)
+	free=$(awk '$1 == "MemFree:" { print $2 }' /proc/meminfo)
+	echo $((free + pcp * 4))
+}
+# fio_run DEV RW [args]: prints "iops kib" of the run (reads or writes, by RW)
+fio_run() {
+	dev=$1 rw=$2
+	shift 2
+	out=$($FIO --name=b --filename="$dev" --rw="$rw" --runtime="$RT" --time_based "$@" 2>/dev/null)
+	case $rw in
+	*read) echo "$out" | awk -F';' '{ printf "%d %d\n", $8, $6 }' ;;
+	*) echo "$out" | awk -F';' '{ printf "%d %d\n", $49, $47 }' ;;
+	esac
+}
+median3() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }'; }
+
+t_raw_flash() { DEV=/dev/mapper/fdata; WRITES=1; WARM=none; BLK=4096; }
+t_raw_flash_create() { :; }
+t_raw_flash_cached() { echo "0 0"; }
+t_raw_flash_remove() { :; }
+
+# dm-linear over the flash: what any dm target costs (the ceiling for all)
+t_linear() { DEV=/dev/mapper/t; WRITES=1; WARM=none; BLK=4096; }
+t_linear_create() { dmsetup create t --table "0 $D linear /dev/mapper/fdata 0"; }
+t_linear_cached() { echo "0 0"; }
+t_linear_remove() { dmsetup remove t; }
+
+t_ssc_wt() { DEV=/dev/mapper/t; WRITES=0; WARM=read; BLK=4096; }
+t_ssc_wt_create() { dmsetup create t --table "0 $OLEN ssc /dev/mapper/fdata /dev/mapper/origin 8 1 writethrough"; }
+t_ssc_wt_cached() { ssc_stat t cached | tr / ' '; }
+t_ssc_wt_remove() { dmsetup remove t; }
+
+t_ssc_wb() { DEV=/dev/mapper/t; WRITES=1; WARM=write; BLK=4096; }
+t_ssc_wb_create() {
+	dmsetup create t --table "0 $OLEN ssc /dev/mapper/fdata /dev/mapper/origin 8 5 writeback dirty_high 75 dirty_low 70"
+}
+t_ssc_wb_cached() { ssc_stat t cached | tr / ' '; }
+t_ssc_wb_remove() { dmsetup message t 0 clean 0 $((OLEN / 8)) > /dev/null; dmsetup remove t; }
+
+# dm-cache refuses 4 KiB blocks: 64 sectors is its minimum
+t_dmcache_wb() { DEV=/dev/mapper/t; WRITES=1; WARM=read; BLK=32768; }
+t_dmcache_wb_create() {
+	dd if=/dev/zero of=/dev/mapper/fmeta bs=4k count=1 oflag=direct 2>/dev/null
+	dmsetup create t --table "0 $OLEN cache /dev/mapper/fmeta /dev/mapper/fdata /dev/mapper/origin 64 1 writeback smq 2 migration_threshold 10000000"
+}
+t_dmcache_wb_cached() { dmsetup status t | awk '{ split($7, a, "/"); print a[1], a[2] }'; }
+t_dmcache_wb_remove() { dmsetup remove t; }
+
+t_writecache() { DEV=/dev/mapper/t; WRITES=1; WARM=write; BLK=4096; }
+t_writecache_create() {
+	dd if=/dev/zero of=/dev/mapper/fdata bs=4k count=1 oflag=direct 2>/dev/null
+	dmsetup create t --table "0 $OLEN writecache s /dev/mapper/origin /dev/mapper/fdata 4096 4 high_watermark 95 low_watermark 90"
+}
+t_writecache_cached() { dmsetup status t | awk '{ print $5 - $6, $5 }'; }
+t_writecache_remove() { dmsetup message t 0 flush; dmsetup remove t; }
+
+for T in $TARGETS; do
+	"t_$T"
+	dd if=/dev/zero of=/dev/mapper/fdata bs=4k count=1 oflag=direct 2>/dev/null
+	m0=$(mem_kib)
+	check "$T: create" "t_${T}_create"
+	[ -b "$DEV" ] || continue
+	s0=$(flash_sectors)
+	case $WARM in
+	read)
+		prev=-1
+		for pass in 1 2 3 4; do
+			$FIO --name=warm --filename="$DEV" --rw=randread --size=${WS_MB}m > /dev/null
+			sleep 3
+			set -- $("t_${T}_cached")
+			[ "$1" = "$prev" ] && break
+			prev=$1
+		done ;;
+	write)
+		$FIO --name=warm --filename="$DEV" --rw=write --bs=64k --size=${WS_MB}m > /dev/null ;;
+	esac
+	s1=$(flash_sectors)
+	m1=$(mem_kib)
+	set -- $("t_${T}_cached")
+	cached=$1 total=$2
+	res cached "$cached/$total"
+	res block_bytes "$BLK"
+	if [ "$cached" -gt 0 ]; then
+		res warm_flash_per_cached "$(ratio $(((s1 - s0) * 512)) $((cached * BLK)))"
+		res ram_b_per_block "$(ratio $(((m0 - m1) * 1024)) "$cached")"
+	fi
+	case $T in ssc_*) res ssc_ram_bytes_per_block "$(ratio "$(ssc_stat t ram_bytes)" "$cached")" ;; esac
+
+	rr= wr=
+	for round in 1 2 3; do
+		set -- $(fio_run /dev/mapper/fdata randread --size=${WS_MB}m)
+		raw=$1
+		set -- $(fio_run "$DEV" randread --size=${WS_MB}m)
+		res "read_round$round" "$1/$raw"
+		rr="$rr $(ratio "$1" "$raw")"
+	done
+	res read_ratio "$(median3 $rr)"
+	if [ "$WRITES" = 1 ]; then
+		for round in 1 2 3; do
+			set -- $(fio_run /dev/mapper/fscratch randwrite --size=32m)
+			raw=$1
+			s0=$(flash_sectors)
+			set -- $(fio_run "$DEV" randwrite --size=${WS_MB}m)
+			s1=$(flash_sectors)
+			res "write_round$round" "$1/$raw"
+			wr="$wr $(ratio "$1" "$raw")"
+			wb="$(ratio $(((s1 - s0) / 2)) "$2")"
+		done
+		res write_ratio "$(median3 $wr)"
+		res flash_per_user_cached "$wb"
+		s0=$(flash_sectors)
+		set -- $(fio_run "$DEV" randwrite --size=64m --offset=${WS_MB}m)
+		s1=$(flash_sectors)
+		res uncached_write_iops "$1"
+		res flash_per_user_uncached "$(ratio $(((s1 - s0) / 2)) "$2")"
+		s0=$(flash_sectors)
+		set -- $(fio_run "$DEV" randwrite --size=${WS_MB}m --ioengine=psync --iodepth=1 --fsync=1)
+		s1=$(flash_sectors)
+		res fsync_write_iops "$1"
+		res flash_per_user_fsync "$(ratio $(((s1 - s0) / 2)) "$2")"
+		s0=$(flash_sectors)
+		set -- $(fio_run "$DEV" randwrite --size=64m --offset=$((WS_MB + 64))m --ioengine=psync --iodepth=1 --fsync=1)
+		s1=$(flash_sectors)
+		res flash_per_user_fsync_new "$(ratio $(((s1 - s0) / 2)) "$2")"
+	fi
+	set -- $(fio_run /dev/mapper/fdata randread --size=${WS_MB}m)
+	raw=$1
+	out=$($FIO --name=z --filename="$DEV" --rw=randrw --rwmixread=70 --random_distribution=zipf:1.1 \
+		--size=$((WS_MB * 2))m --runtime=$((RT * 2)) --time_based 2>/dev/null)
+	z=$(echo "$out" | awk -F';' '{ printf "%d", $8 + $49 }')
+	res zipf_iops "$z"
+	res zipf_raw_read_iops "$raw"
+	res zipf_ratio_to_raw "$(ratio "$z" "$raw")"
+	case $T in ssc_*) diag "$T: $(dmsetup status t)" ;; esac
+	check "$T: measured and removed" "t_${T}_remove"
+done
+dmsetup remove fmeta fdata fscratch origin
