@@ -584,8 +584,13 @@ static int ssc_write_around(struct ssc_c *sc, struct bio *bio, u64 oblock,
 		if (r)
 			return r;
 	} else if (st == SSC_NOT_PRESENT) {
+		/*
+		 * An eviction that could not be recorded leaves a durable
+		 * mapping to the old data: writing the origin now would make
+		 * it stale for the next load. A failed cache refuses instead.
+		 */
 		r = ssc_commit(sc->eng, ssc_remove_barrier(sc->eng));
-		if (r && sc->mode == SSC_MODE_WRITEBACK)
+		if (r)
 			return r;
 	} else {
 		/* dirty: the origin copy must be durable before the eviction */
@@ -716,7 +721,9 @@ static void ssc_write(struct ssc_c *sc, struct bio *bio, u64 oblock)
 			goto out;
 		}
 	} else if (state == SSC_NOT_PRESENT) {
-		ssc_commit(sc->eng, ssc_remove_barrier(sc->eng));
+		r = ssc_commit(sc->eng, ssc_remove_barrier(sc->eng));
+		if (r)
+			goto out;	/* see ssc_write_around() */
 	}
 	if (ssc_reserve(sc->eng, oblock, false, &loc))
 		loc.sector = (sector_t)-1;
