@@ -283,12 +283,27 @@ static struct ssc_cell *ssc_cell_get_bio(struct ssc_c *sc, u64 oblock,
 	return ssc_cell_insert(sc, oblock, new, wait ? bio : NULL) ? new : NULL;
 }
 
-/* Take the cell of a block if it is free, for work that is not a bio. */
+/* A cell for work that is not a bio, from the pool. */
+static struct ssc_cell *ssc_cell_alloc(struct ssc_c *sc, gfp_t gfp)
+{
+	struct ssc_cell *cell = mempool_alloc(&sc->cell_pool, gfp);
+
+	if (cell)
+		cell->pooled = true;
+	return cell;
+}
+
+/*
+ * Take the cell of a block if it is free and a cell is at hand. Never
+ * sleeps: the caller holds other cells, and waiting for the pool while
+ * holding them could wait on itself.
+ */
 static struct ssc_cell *ssc_cell_try(struct ssc_c *sc, u64 oblock)
 {
-	struct ssc_cell *new = mempool_alloc(&sc->cell_pool, GFP_NOIO);
+	struct ssc_cell *new = ssc_cell_alloc(sc, GFP_NOWAIT);
 
-	new->pooled = true;
+	if (!new)
+		return NULL;
 	if (ssc_cell_insert(sc, oblock, new, NULL))
 		return new;
 	mempool_free(new, &sc->cell_pool);
@@ -319,9 +334,8 @@ static void ssc_cell_put(struct ssc_c *sc, struct ssc_cell *cell)
 /* Take the cell of a block, sleeping until it is free (not for bios). */
 static struct ssc_cell *ssc_cell_lock(struct ssc_c *sc, u64 oblock)
 {
-	struct ssc_cell *cell = mempool_alloc(&sc->cell_pool, GFP_NOIO);
+	struct ssc_cell *cell = ssc_cell_alloc(sc, GFP_NOIO);
 
-	cell->pooled = true;
 	/* the wait condition must not sleep: allocate before waiting */
 	wait_event(sc->cell_wq, ssc_cell_insert(sc, oblock, cell, NULL));
 	return cell;
@@ -642,7 +656,7 @@ static bool ssc_write_in_place(struct ssc_c *sc, struct bio *bio, u64 oblock,
 static void ssc_write(struct ssc_c *sc, struct bio *bio, u64 oblock)
 {
 	struct ssc_bio *pb = ssc_pb(bio);
-	bool full = ssc_full_block(sc, bio);
+	bool full = ssc_full_block(sc, bio), around;
 	enum ssc_state state;
 	struct ssc_loc loc;
 	int r, cr;
@@ -670,11 +684,14 @@ static void ssc_write(struct ssc_c *sc, struct bio *bio, u64 oblock)
 		state = ssc_peek(sc->eng, oblock);
 	}
 
-	if ((pb->flags & PB_BYPASS) && state != SSC_DIRTY)
+	around = !full || ssc_engine_error(sc->eng) ||
+		 sc->mode == SSC_MODE_WRITEAROUND || sc->mode == SSC_MODE_PASSTHROUGH;
+	if (!around && (pb->flags & PB_BYPASS) && state != SSC_DIRTY) {
+		/* counted only when it is the bypass that keeps it out */
 		this_cpu_inc(sc->stats->bypassed);
-	if (!full || ssc_engine_error(sc->eng) ||
-	    ((pb->flags & PB_BYPASS) && state != SSC_DIRTY) ||
-	    sc->mode == SSC_MODE_WRITEAROUND || sc->mode == SSC_MODE_PASSTHROUGH) {
+		around = true;
+	}
+	if (around) {
 		r = ssc_write_around(sc, bio, oblock, state);
 		goto out;
 	}
@@ -881,8 +898,8 @@ static bool ssc_sequential(struct ssc_c *sc, struct bio *bio)
 {
 	sector_t sector = bio->bi_iter.bi_sector;
 	struct ssc_stream *s, *lru = &sc->streams[0];
-	bool seq = false;
 	unsigned int i;
+	bool seq;
 
 	spin_lock(&sc->seq_lock);
 	for (i = 0; i < SSC_SEQ_STREAMS; i++) {
@@ -910,6 +927,7 @@ static int ssc_map(struct dm_target *ti, struct bio *bio)
 	struct ssc_bio *pb = ssc_pb(bio);
 	struct ssc_loc loc;
 	enum ssc_state st;
+	bool around;
 	u64 oblock;
 
 	pb->sc = sc;
@@ -945,10 +963,13 @@ static int ssc_map(struct dm_target *ti, struct bio *bio)
 			ssc_remap_cache(sc, bio, &loc);
 			return DM_MAPIO_REMAPPED;
 		}
-		if (pb->flags & PB_BYPASS)
+		around = !ssc_full_block(sc, bio) || sc->mode == SSC_MODE_PASSTHROUGH ||
+			 ssc_engine_error(sc->eng);
+		if (!around && (pb->flags & PB_BYPASS)) {
 			this_cpu_inc(sc->stats->bypassed);
-		if (!ssc_full_block(sc, bio) || sc->mode == SSC_MODE_PASSTHROUGH ||
-		    ssc_engine_error(sc->eng) || (pb->flags & PB_BYPASS)) {
+			around = true;
+		}
+		if (around) {
 			this_cpu_inc(sc->stats->read_misses);
 			ssc_remap_origin(sc, bio);
 			return DM_MAPIO_REMAPPED;

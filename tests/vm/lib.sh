@@ -96,6 +96,34 @@ null_blk_teardown() {
 
 sectors() { blockdev --getsz "$1"; }
 
+# flaky_cache_setup CACHE_MB ORIGIN_MB: a cache device /dev/nullb0 behind
+# dm-flakey "fc" (healthy) and an origin /dev/nullb1; sets CLEN (cache
+# sectors), LEN (origin sectors), CACHE=/dev/mapper/fc and ORIGIN
+flaky_cache_setup() {
+	check "modprobe dm-ssc" modprobe dm-ssc
+	check "modprobe dm-flakey" modprobe dm-flakey
+	check "null_blk cache device" null_blk_add "$1"
+	check "null_blk origin device" null_blk_add "$2"
+	CLEN=$(sectors /dev/nullb0)
+	LEN=$(sectors /dev/nullb1)
+	CACHE=/dev/mapper/fc
+	ORIGIN=/dev/nullb1
+	check "dm-flakey over the cache device" dmsetup create fc --table "$(flaky_table up)"
+}
+
+# flaky_table up|drop_writes|error_writes|down: the table of "fc" that passes
+# everything, drops writes (a power cut), fails writes, or fails every I/O
+flaky_table() {
+	case $1 in
+	up) echo "0 $CLEN flakey /dev/nullb0 0 3600 0" ;;
+	down) echo "0 $CLEN flakey /dev/nullb0 0 0 3600" ;;
+	*) echo "0 $CLEN flakey /dev/nullb0 0 0 3600 1 $1" ;;
+	esac
+}
+
+# flaky_set MODE: switch "fc" to flaky_table MODE
+flaky_set() { dmsetup suspend --nolockfs fc && dmsetup load fc --table "$(flaky_table "$1")" && dmsetup resume fc; }
+
 # ssc_stat DEV FIELD: one field of `dmsetup status` of an ssc volume, by name
 # (the order is documented in Documentation/ssc.rst)
 SSC_FIELDS="start len target mode block_sectors cached dirty free_segs read_hits read_misses \

@@ -2,23 +2,12 @@
 # dm-ssc under a failing cache device (dm-flakey under it): never wrong data,
 # never an oops. Write-through falls back to the origin for reads and fails
 # the cache on a metadata write error, then refuses writes it can no longer
-# order safely; write-back turns read-only, keeps
-# serving its dirty blocks while the device reads, and loses nothing once the
-# device is back. Devices: nullb0 = 64 MiB cache behind "fc", nullb1 = origin.
+# order safely; write-back turns read-only, keeps serving its dirty blocks
+# while the device reads, and loses nothing once the device is back.
+# Devices: nullb0 = 64 MiB cache behind dm-flakey "fc", nullb1 = 128 MiB origin.
 
-check "modprobe dm-ssc" modprobe dm-ssc
-check "modprobe dm-flakey" modprobe dm-flakey
-check "null_blk cache device" null_blk_add 64
-check "null_blk origin device" null_blk_add 128
-CLEN=$(sectors /dev/nullb0)
-LEN=$(sectors /dev/nullb1)
-ORIGIN=/dev/nullb1
-UP="0 $CLEN flakey /dev/nullb0 0 3600 0"
-DOWN="0 $CLEN flakey /dev/nullb0 0 0 3600"			# every I/O fails
-WERR="0 $CLEN flakey /dev/nullb0 0 0 3600 1 error_writes"	# writes fail, reads work
-flakey() { dmsetup suspend --nolockfs fc && dmsetup load fc --table "$1" && dmsetup resume fc; }
-check "dm-flakey over the cache device" dmsetup create fc --table "$UP"
-mk() { dmsetup create v --table "0 $LEN ssc /dev/mapper/fc $ORIGIN 8 1 $1"; }
+flaky_cache_setup 64 128
+mk() { dmsetup create v --table "0 $LEN ssc $CACHE $ORIGIN 8 1 $1"; }
 dd if=/dev/urandom of=/tmp/e1 bs=1M count=8 2>/dev/null
 dd if=/dev/urandom of=/tmp/e2 bs=1M count=4 2>/dev/null
 readback() { dd if=/dev/mapper/v bs=1M count="$2" skip="${3:-0}" iflag=direct 2>/dev/null | cmp - "$1"; }
@@ -29,7 +18,7 @@ check "write 8 MiB" dd if=/tmp/e1 of=/dev/mapper/v bs=1M oflag=direct conv=fsync
 check "read it (fills nothing new: all cached)" readback /tmp/e1 8
 c=$(ssc_stat v cached)
 check_eq "2048 blocks cached" "2048/" "${c%%/*}/"
-check "cache device fails every I/O" flakey "$DOWN"
+check "cache device fails every I/O" flaky_set down
 check "reads still return the right data (from the origin)" readback /tmp/e1 8
 e=$(ssc_stat v cache_errors)
 [ "${e:-0}" -gt 0 ] && ok "cache read errors counted ($e)" || not_ok "cache read errors counted # '$e'"
@@ -43,7 +32,7 @@ check_fails "also to a block that was never cached" \
 	dd if=/tmp/e2 of=/dev/mapper/v bs=1M seek=16 oflag=direct conv=fsync
 check "reads still return the data" readback /tmp/e1 8
 check "remove (shutdown cannot write the cache)" dmsetup remove v
-check "cache device back" flakey "$UP"
+check "cache device back" flaky_set up
 check "create again: the cache loads" mk writethrough
 check "every block reads as acknowledged" readback /tmp/e1 8
 check "the origin holds the same" sh -c "dd if=$ORIGIN bs=1M count=8 iflag=direct 2>/dev/null | cmp - /tmp/e1"
@@ -55,16 +44,16 @@ check "create writeback" mk writeback
 check "write 8 MiB dirty" dd if=/tmp/e1 of=/dev/mapper/v bs=1M oflag=direct conv=fsync
 d=$(ssc_stat v dirty)
 [ "${d:-0}" -gt 1000 ] && ok "blocks dirty ($d)" || not_ok "blocks dirty # '$d'"
-check "cache device fails writes" flakey "$WERR"
+check "cache device fails writes" flaky_set error_writes
 check_fails "a write to a new block fails (EIO), not lost silently" \
 	dd if=/tmp/e2 of=/dev/mapper/v bs=1M seek=32 count=1 oflag=direct conv=fsync
 check_eq "state read_only" read_only "$(ssc_stat v state)"
 check "dirty data is still read from the cache" readback /tmp/e1 8
-check "cache device fails everything" flakey "$DOWN"
+check "cache device fails everything" flaky_set down
 check_fails "a dirty block cannot be read: EIO, not the origin's stale data" \
 	dd if=/dev/mapper/v of=/dev/null bs=4k count=1 iflag=direct
 check "remove" dmsetup remove v
-check "cache device back" flakey "$UP"
+check "cache device back" flaky_set up
 check "create again: recovery" mk writeback
 check "every acknowledged dirty block is there" readback /tmp/e1 8
 check "write back everything" dmsetup message v 0 clean 0 $((LEN / 8))

@@ -5,21 +5,11 @@
 # refused with a clear message instead of being trusted.
 # Devices: nullb0 = 64 MiB cache behind dm-flakey "fc", nullb1 = 256 MiB origin.
 
-check "modprobe dm-ssc" modprobe dm-ssc
-check "modprobe dm-flakey" modprobe dm-flakey
-check "null_blk cache device" null_blk_add 64
-check "null_blk origin device" null_blk_add 256
-CLEN=$(sectors /dev/nullb0)
-LEN=$(sectors /dev/nullb1)
-ORIGIN=/dev/nullb1
-CACHE=/dev/mapper/fc
-FLAKY_OK="0 $CLEN flakey /dev/nullb0 0 3600 0"
-FLAKY_CUT="0 $CLEN flakey /dev/nullb0 0 0 3600 1 drop_writes"
-check "dm-flakey over the cache device" dmsetup create fc --table "$FLAKY_OK"
+flaky_cache_setup 64 256
 
 mk() { dmsetup create v --table "0 $LEN ssc $CACHE $ORIGIN 8 1 $1"; }
-cut_power() { dmsetup reload fc --table "$FLAKY_CUT" && dmsetup resume fc; }
-restore_power() { dmsetup reload fc --table "$FLAKY_OK" && dmsetup resume fc; }
+cut_power() { flaky_set drop_writes; }
+restore_power() { flaky_set up; }
 dd if=/dev/urandom of=/tmp/p1 bs=1M count=8 2>/dev/null
 dd if=/dev/urandom of=/tmp/p2 bs=1M count=8 2>/dev/null
 
