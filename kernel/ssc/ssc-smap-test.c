@@ -658,7 +658,7 @@ static struct kunit_case ssc_smap_test_cases[] = {
 	KUNIT_CASE(ssc_smap_test_random),
 	KUNIT_CASE(ssc_smap_test_alloc_failure),
 	KUNIT_CASE(ssc_smap_test_memory),
-	KUNIT_CASE(ssc_smap_test_million),
+	KUNIT_CASE_SLOW(ssc_smap_test_million),
 	{}
 };
 
