@@ -19,6 +19,8 @@ frag=$SSC_TOP/scripts/debug-kernel.config
 [ -r "$frag" ] || die "missing $frag"
 
 src=$(linux_src)
+# kunit.sh hooks kernel/ssc into this shared tree; a stale link would break Kconfig here
+hook_ssc_into_tree "$src"
 debver=${src##*/linux-source-}
 # keyed by the fragment and by this script: a change to either builds anew
 hash=$(cat "$frag" "${BASH_SOURCE[0]}" | sha256sum | cut -c1-12)

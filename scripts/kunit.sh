@@ -17,18 +17,7 @@ build="$SSC_CACHE/kunit-uml"
 ktap="$SSC_OUT/kunit-uml.ktap"
 json="$SSC_OUT/kunit-uml.json"
 
-# Hook kernel/ssc into the tree. Re-point the link every run: the repo may
-# have moved (CI clones it elsewhere).
-ln -sfn "$SSC_TOP/kernel/ssc" "$src/drivers/md/ssc"
-if ! grep -q '^source "drivers/md/ssc/Kconfig"' "$src/drivers/md/Kconfig"; then
-	# before the final endif (of "if MD")
-	last=$(grep -n '^endif' "$src/drivers/md/Kconfig" | tail -n1 | cut -d: -f1)
-	[ -n "$last" ] || die "no endif in $src/drivers/md/Kconfig"
-	sed -i "${last}i source \"drivers/md/ssc/Kconfig\"\n" "$src/drivers/md/Kconfig"
-fi
-# shellcheck disable=SC2016 # make syntax, not shell
-grep -q '^obj-$(CONFIG_DM_SSC)' "$src/drivers/md/Makefile" ||
-	printf '\nobj-$(CONFIG_DM_SSC)\t\t+= ssc/\n' >>"$src/drivers/md/Makefile"
+hook_ssc_into_tree "$src"
 
 mkdir -p "$build"
 rm -f "$ktap" "$json" "$build/test.log"

@@ -308,6 +308,46 @@ static void ssc_engine_test_log_corruption(struct kunit *test)
 	ssc_engine_destroy(e);
 }
 
+/*
+ * Write-back order is least recently used first (CLOCK): a block read or
+ * overwritten since it got dirty is passed over once.
+ */
+static void ssc_engine_test_lru(struct kunit *test)
+{
+	static const u64 want[] = { 0, 1, 3, 4, 7, 2, 5, 6 };
+	struct ssc_ram *d = ssc_test_ram(test);
+	struct ssc_engine *e = ssc_test_open(test, d);
+	struct ssc_loc loc;
+	unsigned int i;
+	u64 ob;
+
+	for (i = 0; i < 8; i++)
+		ssc_test_write(test, e, d, i, 1, true);
+	/* a read hit */
+	KUNIT_EXPECT_EQ(test, SSC_DIRTY, ssc_test_read(test, e, d, 2, 1));
+	/* an overwrite in place */
+	KUNIT_ASSERT_EQ(test, SSC_DIRTY, ssc_get(e, 5, true, &loc));
+	KUNIT_ASSERT_NE(test, loc.slot, U32_MAX);
+	ssc_put(e, &loc);
+	/* an overwrite to a new slot */
+	ssc_test_write(test, e, d, 6, 2, true);
+
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		KUNIT_ASSERT_EQ(test, 0, ssc_next_dirty(e, &ob));
+		KUNIT_EXPECT_EQ_MSG(test, ob, want[i], "write-back candidate %u", i);
+		KUNIT_ASSERT_EQ(test, 0, ssc_clean(e, ob));
+	}
+	KUNIT_EXPECT_EQ(test, -ENOENT, ssc_next_dirty(e, &ob));
+
+	/* dirty again: the newest end, with no reference carried over */
+	ssc_test_write(test, e, d, 3, 2, true);
+	ssc_test_write(test, e, d, 1, 2, true);
+	KUNIT_EXPECT_EQ(test, SSC_DIRTY, ssc_test_read(test, e, d, 3, 2));
+	KUNIT_ASSERT_EQ(test, 0, ssc_next_dirty(e, &ob));
+	KUNIT_EXPECT_EQ(test, ob, 1ULL);
+	ssc_engine_destroy(e);
+}
+
 static int ssc_engine_test_init(struct kunit_suite *suite)
 {
 	return ssc_smap_global_init();
@@ -325,6 +365,7 @@ static struct kunit_case ssc_engine_test_cases[] = {
 	KUNIT_CASE(ssc_engine_test_checkpoint),
 	KUNIT_CASE(ssc_engine_test_gc),
 	KUNIT_CASE(ssc_engine_test_log_corruption),
+	KUNIT_CASE(ssc_engine_test_lru),
 	{}
 };
 

@@ -10,7 +10,9 @@
  *  - one struct ssc_seg per segment (valid/dirty counts, age, state and an
  *    in-flight count that garbage collection waits on);
  *  - the open segment's summary, the pending log records, and in write-back
- *    a ring of dirty origin blocks in the order they became dirty.
+ *    a ring of dirty origin blocks in the order they became dirty plus one
+ *    reference bit per slot: write-back takes the least recently used dirty
+ *    block by CLOCK (second chance) over that ring.
  *
  * Locking: e->commit_lock serializes log writes and checkpoints; e->lock
  * protects everything else and nests inside commit_lock. Data I/O is never
@@ -122,10 +124,14 @@ struct ssc_engine {
 	int ckpt_cur;
 	void *ckpt_buf;
 
-	/* dirty table: ring of origin blocks in the order they got dirty */
+	/*
+	 * dirty table: ring of origin blocks in the order they got dirty, and
+	 * a bit per slot set when a dirty block is used again (CLOCK)
+	 */
 	u64 *dring;
 	u64 dring_size;
 	u64 dhead, dtail;
+	unsigned long *dref;
 	u64 nr_dirty;
 
 	/* garbage collection */
@@ -533,6 +539,7 @@ void ssc_engine_destroy(struct ssc_engine *e)
 	kvfree(e->log_buf);
 	kvfree(e->ckpt_buf);
 	kvfree(e->dring);
+	bitmap_free(e->dref);
 	kfree(e);
 }
 
@@ -568,10 +575,19 @@ static void ssc_dring_rebuild(struct ssc_engine *e)
 	ssc_smap_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_dring_fill, e);
 }
 
-static void ssc_dring_push(struct ssc_engine *e, u64 oblock)
+/* A dirty block in @slot was used: write-back passes it over once. */
+static inline void ssc_dref_mark(struct ssc_engine *e, u32 slot)
+{
+	if (e->dref && !test_bit(slot, e->dref))
+		__set_bit(slot, e->dref);
+}
+
+/* @oblock just became dirty in @slot: the ring's tail, its newest end */
+static void ssc_dring_push(struct ssc_engine *e, u64 oblock, u32 slot)
 {
 	if (!e->dring)
 		return;
+	__clear_bit(slot, e->dref);
 	if (e->dtail - e->dhead >= e->dring_size) {
 		/* only stale entries can fill it: compact from the map */
 		ssc_dring_rebuild(e);
@@ -590,18 +606,28 @@ static int ssc_first_dirty(void *ctx, u64 key, u64 val)
 	return 1;
 }
 
+/*
+ * Second chances ssc_next_dirty() gives in one call before it takes the
+ * block at hand anyway: bounds the time it holds e->lock.
+ */
+#define SSC_DREF_BUDGET	4096
+
 /**
  * ssc_next_dirty() - the next write-back candidate
  * @e: the engine
  * @oblock: receives a dirty origin block
  *
- * Blocks come out in the order they became dirty. A block that is skipped
- * by the caller is found again when the table runs dry and is rebuilt.
+ * The least recently used dirty block, by CLOCK: the ring holds dirty
+ * blocks in the order they became dirty, and a block used since (a read
+ * hit or an overwrite) has its reference bit cleared and goes back to the
+ * newest end instead of being taken. A block that is skipped by the
+ * caller is found again when the table runs dry and is rebuilt.
  *
  * Return: 0, or -ENOENT when no block is dirty.
  */
 int ssc_next_dirty(struct ssc_engine *e, u64 *oblock)
 {
+	unsigned int budget = SSC_DREF_BUDGET;
 	bool rebuilt = false;
 	u64 val, ob;
 	int r = -ENOENT;
@@ -628,11 +654,17 @@ int ssc_next_dirty(struct ssc_engine *e, u64 *oblock)
 			continue;
 		}
 		ob = e->dring[e->dhead++ % e->dring_size];
-		if (ssc_smap_lookup(e->map, ob, &val) && val_dirty(val)) {
-			*oblock = ob;
-			r = 0;
-			break;
+		if (!ssc_smap_lookup(e->map, ob, &val) || !val_dirty(val))
+			continue;	/* stale: cleaned or evicted since */
+		if (budget && __test_and_clear_bit(val_slot(val), e->dref)) {
+			/* used since it got dirty: a second chance */
+			e->dring[e->dtail++ % e->dring_size] = ob;
+			budget--;
+			continue;
 		}
+		*oblock = ob;
+		r = 0;
+		break;
 	}
 	mutex_unlock(&e->lock);
 	return r;
@@ -1012,6 +1044,8 @@ enum ssc_state ssc_get(struct ssc_engine *e, u64 oblock, bool for_write,
 			loc->slot = U32_MAX;
 		} else {
 			atomic_inc(&e->segs[loc->seg].inflight);
+			if (st == SSC_DIRTY)
+				ssc_dref_mark(e, loc->slot);
 		}
 	}
 	mutex_unlock(&e->lock);
@@ -1255,7 +1289,9 @@ int ssc_publish(struct ssc_engine *e, u64 oblock, const struct ssc_loc *loc,
 		ssc_unaccount(e, old);
 	ssc_account(e, val);
 	if (dirty && !(had && val_dirty(old)))
-		ssc_dring_push(e, oblock);
+		ssc_dring_push(e, oblock, loc->slot);
+	else if (dirty)
+		ssc_dref_mark(e, loc->slot);	/* rewritten to a new slot */
 	e->segs[loc->seg].age = ++e->user_seq;
 	*lsn = ssc_log_append(e, SSC_REC_INSERT, oblock, loc->slot,
 			      dirty ? SSC_ENT_DIRTY : 0);
@@ -1330,6 +1366,8 @@ int ssc_clean(struct ssc_engine *e, u64 oblock)
 		goto out;
 	/* overwriting an existing key never allocates */
 	ssc_smap_insert(e->map, oblock, mkval(val_slot(val), false), GFP_NOIO);
+	if (e->dref)
+		__clear_bit(val_slot(val), e->dref);
 	e->segs[slot_seg(e, val_slot(val))].dirty--;
 	WRITE_ONCE(e->nr_dirty, e->nr_dirty - 1);
 	ssc_log_append(e, SSC_REC_CLEAN, oblock, val_slot(val), 0);
@@ -1475,6 +1513,10 @@ static int ssc_gc_copy(struct ssc_engine *e, u64 oblock, u32 old_slot)
 		ssc_smap_insert(e->map, oblock, nval, GFP_NOIO);
 		ssc_unaccount(e, val);
 		ssc_account(e, nval);
+		/* the block keeps its recency */
+		if (e->dref)
+			__assign_bit(nloc.slot, e->dref,
+				     test_bit(old_slot, e->dref));
 		e->segs[nloc.seg].age = e->user_seq;
 		ssc_log_append(e, SSC_REC_INSERT, oblock, nloc.slot,
 			       val_dirty(val) ? SSC_ENT_DIRTY : 0);
@@ -1887,7 +1929,8 @@ int ssc_engine_load(struct ssc_engine *e, bool want_dirty_table, const char **er
 	if (!ret && (want_dirty_table || e->nr_dirty)) {
 		e->dring_size = e->nr_slots + 1;
 		e->dring = kvmalloc_array(e->dring_size, sizeof(u64), GFP_KERNEL);
-		if (!e->dring) {
+		e->dref = bitmap_zalloc(e->nr_slots, GFP_KERNEL);
+		if (!e->dring || !e->dref) {
 			ret = -ENOMEM;
 			*err = "Cannot allocate the dirty table";
 		} else {
@@ -1949,7 +1992,8 @@ void ssc_engine_get_stats(struct ssc_engine *e, struct ssc_engine_stats *st)
 	st->log_used = e->log_head;
 	st->log_blocks = e->log_blocks;
 	st->ram_bytes = ssc_smap_bytes(e->map) + (size_t)e->nr_segs * sizeof(*e->segs) +
-		(e->dring ? e->dring_size * sizeof(u64) : 0);
+		(e->dring ? e->dring_size * sizeof(u64) +
+		 BITS_TO_LONGS(e->nr_slots) * sizeof(long) : 0);
 	st->error = e->error;
 	mutex_unlock(&e->lock);
 }

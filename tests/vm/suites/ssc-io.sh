@@ -70,6 +70,43 @@ check "discard of dirty blocks" blkdiscard -o $((100 * 4096)) -l $((4 * 4096)) /
 left=$(dmsetup message v 0 exists 96 16)
 [ -z "$left" ] && ok "discard dropped them" || not_ok "discard dropped them # still dirty: $left"
 
+# --- write-back order: least recently used dirty blocks first ---------------
+# 1600 dirty blocks at even positions; read the ones at positions = 0 mod 4;
+# then k more dirty blocks elsewhere, the k-th crossing dirty_high, so write-back
+# starts only after the last write. Down to dirty_low it must take the blocks
+# not used since they got dirty (positions = 2 mod 4, then the new ones) and
+# leave every block that was read dirty. Oldest-dirtied-first would take the
+# first ~920 blocks of the 1600 whatever was read.
+# count_mod4 LIST R: how many indices of a %pbl list are R mod 4
+count_mod4() {
+	echo "$1" | awk -v r="$2" -F, '{ for (i = 1; i <= NF; i++) {
+		n = split($i, ab, "-"); lo = ab[1]; hi = (n > 1) ? ab[2] : ab[1]
+		for (j = lo; j <= hi; j++) if (j % 4 == r) c++ } } END { print c + 0 }'
+}
+dmsetup remove v
+check "lru: create writeback dirty_high 20 dirty_low 10" mk writeback dirty_high 20 dirty_low 10
+slots=$(ssc_stat v cached | cut -d/ -f2)
+k=$((slots * 20 / 100 + 1 - 1600))
+fio_hole() {	# fio_hole RW OFFSET STRIDE COUNT
+	fio --name=lru --filename=/dev/mapper/v --direct=1 --ioengine=psync --bs=4k \
+		--rw="$1:$3" --offset="$2" --number_ios="$4" --size=64m >/dev/null
+}
+check "lru: 1600 dirty blocks at even positions" fio_hole write 0 4k 1600
+check "lru: read back the ones at positions 0 mod 4" fio_hole read 0 12k 800
+check_eq "lru: no write-back yet" 0 "$(ssc_stat v writebacks)"
+if [ "$k" -gt 0 ]; then
+	check "lru: $k more dirty blocks, the last one crossing dirty_high" fio_hole write 256m 4k $k
+else
+	not_ok "lru: cache too small for the test # $slots slots"
+fi
+i=0
+while [ "$(ssc_stat v dirty)" -gt $((slots * 10 / 100)) ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i + 1)); done
+left=$(dmsetup message v 0 exists 0 3200)
+check_eq "lru: every block read since it got dirty is still dirty" 800 "$(count_mod4 "$left" 0)"
+check_eq "lru: no block left unused stayed dirty" 0 "$(count_mod4 "$left" 2)"
+wb=$(ssc_stat v writebacks)
+[ "$wb" -ge 800 ] && ok "lru: write-back wrote $wb blocks" || not_ok "lru: write-back wrote # '$wb'"
+
 # --- writearound: writes bypass the cache, reads fill -------------------------
 dmsetup remove v
 check "create writearound" mk writearound
