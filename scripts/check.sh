@@ -16,7 +16,7 @@ set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 STAGES=${CHECK_STAGES:-"deps lint kunit vm-6.12 vm-6.1 vm-debug harness"}
-VM_SUITES=ssc-table,ssc-io,ssc-persist,ssc-errors,ssc-crash
+VM_SUITES=ssc-table,ssc-io,ssc-persist,ssc-errors,ssc-crash,hcctl
 logs="$SSC_OUT/logs"
 mkdir -p "$logs"
 total_pass=0 total_fail=0

@@ -8,9 +8,9 @@ PKGS=(
 	# VM harness
 	qemu-system-x86 busybox-static kmod dmsetup cpio xz-utils zstd
 	# test and trace tools (fio/blktrace are also rebuilt statically for the guest)
-	fio blktrace libaio-dev
+	fio blktrace libaio-dev jq
 	# user tools
-	libdevmapper-dev libnl-3-dev libnl-genl-3-dev pkg-config
+	libdevmapper-dev libnl-3-dev libnl-genl-3-dev libjson-c-dev pkg-config
 	# kernels: Debian 12's 6.12 LTS (bookworm-security) and 6.1, headers + source
 	linux-headers-6.12-amd64 linux-headers-amd64 linux-source-6.12
 	# kernel build (modules, debug kernel, UML KUnit) and lint

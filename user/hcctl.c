@@ -1,0 +1,973 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hcctl: the operator tool of dm-ssc volumes.
+ *
+ * Everything goes through libdevmapper (list, status, table, messages,
+ * create, remove); nothing here speaks the dm ioctls itself.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <linux/fs.h>
+#include <linux/dm-ioctl.h>
+
+#include <libdevmapper.h>
+#include <json-c/json.h>
+
+#define HCCTL_VERSION "0.1"
+
+/* exit codes */
+enum {
+	EX_OK = 0,
+	EX_FAIL = 1,		/* the kernel or a device refused */
+	EX_USAGE = 2,		/* bad command line */
+	EX_NOVOL = 3,		/* no such ssc volume */
+	EX_INTR = 130,		/* interrupted (flush) */
+};
+
+static const char *prog = "hcctl";
+static bool opt_json;
+static volatile sig_atomic_t interrupted;
+
+static void __attribute__((format(printf, 1, 2))) err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/*
+ * libdevmapper's log levels (its public header does not export them): 3 is
+ * an error; bit 7 asks for stderr.
+ */
+#define HC_LOG_ERR	3
+#define HC_LOG_STDERR	128
+
+/* libdevmapper's messages: only errors, with our prefix; debug noise dropped */
+static void hc_dm_log(int level, const char *file, int line, int dm_errno,
+		      const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)file;
+	(void)line;
+	(void)dm_errno;
+	if ((level & ~HC_LOG_STDERR) > HC_LOG_ERR)
+		return;
+	fprintf(stderr, "%s: device-mapper: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ------------------------------------------------------------------ */
+/* status of one volume */
+
+struct ssc_status {
+	char name[DM_NAME_LEN];
+	uint64_t start, len;		/* sectors */
+	char mode[16];
+	uint64_t block_sectors;
+	uint64_t cached, slots, dirty, free_segs, nr_segs;
+	uint64_t read_hits, read_misses, write_hits, write_misses;
+	uint64_t gc_runs, gc_evicted, gc_copied, writebacks;
+	uint64_t data_sectors, meta_sectors, checkpoints, log_used, log_blocks;
+	uint64_t ram_bytes, recovered, replayed, cache_errors, origin_errors;
+	uint64_t bypassed;
+	char state[16];
+	char cache_dev[32], origin_dev[32];
+};
+
+/* Parse the ssc target's status line; 0 or -1 if it is not one. */
+static int parse_status(const char *p, struct ssc_status *s)
+{
+	int n = 0;
+
+	if (sscanf(p,
+		   "%15s %" SCNu64 " %" SCNu64 "/%" SCNu64 " %" SCNu64 " %" SCNu64 "/%" SCNu64
+		   " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+		   " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+		   " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 "/%" SCNu64
+		   " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+		   " %15s%n",
+		   s->mode, &s->block_sectors, &s->cached, &s->slots, &s->dirty,
+		   &s->free_segs, &s->nr_segs,
+		   &s->read_hits, &s->read_misses, &s->write_hits, &s->write_misses,
+		   &s->gc_runs, &s->gc_evicted, &s->gc_copied, &s->writebacks,
+		   &s->data_sectors, &s->meta_sectors, &s->checkpoints, &s->log_used,
+		   &s->log_blocks, &s->ram_bytes, &s->recovered, &s->replayed,
+		   &s->cache_errors, &s->origin_errors, &s->bypassed, s->state, &n) != 27 || !n)
+		return -1;
+	return 0;
+}
+
+/* First ssc target of @name: its status, and from its table the two devices. */
+static int get_status(const char *name, struct ssc_status *s)
+{
+	struct dm_task *dmt;
+	uint64_t start, len;
+	char *type, *params;
+	void *next;
+	int r = -1;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	dmt = dm_task_create(DM_DEVICE_STATUS);
+	if (!dmt || !dm_task_set_name(dmt, name) || !dm_task_run(dmt))
+		goto out;
+	next = NULL;
+	do {
+		next = dm_get_next_target(dmt, next, &start, &len, &type, &params);
+		if (type && !strcmp(type, "ssc")) {
+			s->start = start;
+			s->len = len;
+			r = parse_status(params, s);
+			break;
+		}
+	} while (next);
+	dm_task_destroy(dmt);
+	if (r)
+		return r;
+
+	dmt = dm_task_create(DM_DEVICE_TABLE);
+	if (!dmt || !dm_task_set_name(dmt, name) || !dm_task_run(dmt))
+		goto out;
+	next = NULL;
+	do {
+		next = dm_get_next_target(dmt, next, &start, &len, &type, &params);
+		if (type && !strcmp(type, "ssc") && start == s->start) {
+			if (sscanf(params, "%31s %31s", s->cache_dev, s->origin_dev) != 2)
+				r = -1;
+			break;
+		}
+	} while (next);
+out:
+	if (dmt)
+		dm_task_destroy(dmt);
+	return r;
+}
+
+/* Does @name exist as a dm device? */
+static bool dm_exists(const char *name)
+{
+	struct dm_task *dmt = dm_task_create(DM_DEVICE_INFO);
+	struct dm_info info = { 0 };
+	bool ret = false;
+
+	if (dmt && dm_task_set_name(dmt, name) && dm_task_run(dmt) &&
+	    dm_task_get_info(dmt, &info))
+		ret = info.exists;
+	if (dmt)
+		dm_task_destroy(dmt);
+	return ret;
+}
+
+/* Load @name's status or say clearly why not; returns an exit code. */
+static int need_volume(const char *name, struct ssc_status *s)
+{
+	if (strlen(name) >= DM_NAME_LEN) {
+		err("%s: name too long", name);
+		return EX_USAGE;
+	}
+	if (!dm_exists(name)) {
+		err("%s: no such device-mapper device", name);
+		return EX_NOVOL;
+	}
+	if (get_status(name, s)) {
+		err("%s: not an ssc volume", name);
+		return EX_NOVOL;
+	}
+	return EX_OK;
+}
+
+static double ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0.0;
+}
+
+static json_object *status_json(const struct ssc_status *s)
+{
+	json_object *o = json_object_new_object();
+	uint64_t bbytes = s->block_sectors * 512;
+
+#define JS(k, v) json_object_object_add(o, k, json_object_new_string(v))
+#define JU(k, v) json_object_object_add(o, k, json_object_new_uint64(v))
+#define JD(k, v) json_object_object_add(o, k, json_object_new_double(v))
+	JS("name", s->name);
+	JS("mode", s->mode);
+	JS("state", s->state);
+	JS("cache_device", s->cache_dev);
+	JS("origin_device", s->origin_dev);
+	JU("size_bytes", s->len * 512);
+	JU("block_bytes", bbytes);
+	JU("cache_blocks", s->slots);
+	JU("cached_blocks", s->cached);
+	JU("dirty_blocks", s->dirty);
+	JU("free_segments", s->free_segs);
+	JU("segments", s->nr_segs);
+	JU("read_hits", s->read_hits);
+	JU("read_misses", s->read_misses);
+	JU("write_hits", s->write_hits);
+	JU("write_misses", s->write_misses);
+	JD("read_hit_ratio", ratio(s->read_hits, s->read_hits + s->read_misses));
+	JD("write_hit_ratio", ratio(s->write_hits, s->write_hits + s->write_misses));
+	JU("gc_runs", s->gc_runs);
+	JU("gc_evicted_blocks", s->gc_evicted);
+	JU("gc_copied_blocks", s->gc_copied);
+	JU("written_back_blocks", s->writebacks);
+	JU("bypassed", s->bypassed);
+	JU("cache_data_bytes_written", s->data_sectors * 512);
+	JU("cache_meta_bytes_written", s->meta_sectors * 512);
+	JD("cache_write_amplification",
+	   s->data_sectors ? ratio(s->data_sectors + s->meta_sectors, s->data_sectors) : 0.0);
+	JU("checkpoints", s->checkpoints);
+	JU("log_blocks_used", s->log_used);
+	JU("log_blocks", s->log_blocks);
+	JU("ram_bytes", s->ram_bytes);
+	JD("ram_bytes_per_cached_block", ratio(s->ram_bytes, s->cached));
+	JU("recovered", s->recovered);
+	JU("replayed_records", s->replayed);
+	JU("cache_errors", s->cache_errors);
+	JU("origin_errors", s->origin_errors);
+#undef JS
+#undef JU
+#undef JD
+	return o;
+}
+
+static void human_size(uint64_t bytes, char *buf, size_t n)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v = (double)bytes;
+	int i = 0;
+
+	while (v >= 1024 && i < 5) {
+		v /= 1024;
+		i++;
+	}
+	snprintf(buf, n, i ? "%.1f%s" : "%.0f%s", v, unit[i]);
+}
+
+static void status_row(const struct ssc_status *s)
+{
+	char size[16], used[48];
+
+	human_size(s->len * 512, size, sizeof(size));
+	snprintf(used, sizeof(used), "%" PRIu64 "/%" PRIu64 "/%" PRIu64,
+		 s->cached, s->dirty, s->slots);
+	printf("%-16s %-12s %8s %6" PRIu64 " %-22s %7.1f%% %7.1f%% %7" PRIu64 " %9" PRIu64
+	       " %6.3f %6.2f %s\n",
+	       s->name, s->mode, size, s->block_sectors * 512, used,
+	       100 * ratio(s->read_hits, s->read_hits + s->read_misses),
+	       100 * ratio(s->write_hits, s->write_hits + s->write_misses),
+	       s->gc_runs, s->gc_evicted,
+	       s->data_sectors ? ratio(s->data_sectors + s->meta_sectors, s->data_sectors) : 0.0,
+	       ratio(s->ram_bytes, s->cached), s->state);
+}
+
+static void status_header(void)
+{
+	printf("%-16s %-12s %8s %6s %-22s %8s %8s %7s %9s %6s %6s %s\n",
+	       "VOLUME", "MODE", "SIZE", "BLOCK", "CACHED/DIRTY/BLOCKS", "RD-HIT", "WR-HIT",
+	       "GC", "EVICTED", "WAMP", "RAM/B", "STATE");
+}
+
+static int cmd_status(int argc, char **argv)
+{
+	struct dm_names *names;
+	struct dm_task *dmt;
+	struct ssc_status s;
+	json_object *arr = NULL;
+	unsigned int next = 0;
+	int r;
+
+	if (argc > 1) {
+		err("status: at most one VOLUME");
+		return EX_USAGE;
+	}
+	if (opt_json)
+		arr = json_object_new_array();
+	if (argc == 1) {
+		r = need_volume(argv[0], &s);
+		if (r)
+			return r;
+		if (opt_json) {
+			json_object_array_add(arr, status_json(&s));
+		} else {
+			status_header();
+			status_row(&s);
+		}
+		goto print;
+	}
+
+	dmt = dm_task_create(DM_DEVICE_LIST);
+	if (!dmt || !dm_task_run(dmt) || !(names = dm_task_get_names(dmt))) {
+		err("cannot list device-mapper devices (is dm-mod loaded, are you root?)");
+		if (dmt)
+			dm_task_destroy(dmt);
+		return EX_FAIL;
+	}
+	if (!opt_json)
+		status_header();
+	if (names->dev) {
+		do {
+			names = (struct dm_names *)((char *)names + next);
+			if (!get_status(names->name, &s)) {
+				if (opt_json)
+					json_object_array_add(arr, status_json(&s));
+				else
+					status_row(&s);
+			}
+			next = names->next;
+		} while (next);
+	}
+	dm_task_destroy(dmt);
+print:
+	if (opt_json) {
+		json_object *top = json_object_new_object();
+
+		json_object_object_add(top, "volumes", arr);
+		printf("%s\n", json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY |
+							      JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(top);
+	}
+	return EX_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* messages */
+
+/* Send @msg to @name's first target; the kernel's answer goes to @resp. */
+static int send_message(const char *name, const char *msg, char **resp)
+{
+	struct dm_task *dmt = dm_task_create(DM_DEVICE_TARGET_MSG);
+	const char *out;
+	int ok;
+
+	if (!dmt)
+		return -1;
+	ok = dm_task_set_name(dmt, name) && dm_task_set_sector(dmt, 0) &&
+	     dm_task_set_message(dmt, msg) && dm_task_run(dmt);
+	if (ok && resp) {
+		out = dm_task_get_message_response(dmt);
+		*resp = strdup(out ? out : "");
+	}
+	dm_task_destroy(dmt);
+	return ok ? 0 : -1;
+}
+
+static int parse_u64(const char *p, uint64_t *v)
+{
+	char *end;
+
+	if (!*p || *p == '-' || *p == '+')
+		return -1;
+	errno = 0;
+	*v = strtoull(p, &end, 0);
+	return (errno || *end) ? -1 : 0;
+}
+
+/* RANGE: BLOCK, FIRST-LAST (inclusive) or FIRST+COUNT, in cache blocks */
+static int parse_range(const char *arg, uint64_t *first, uint64_t *count)
+{
+	char buf[64], *sep;
+	uint64_t b;
+
+	if (strlen(arg) >= sizeof(buf))
+		return -1;
+	strcpy(buf, arg);
+	sep = strpbrk(buf, "-+");
+	if (!sep) {
+		*count = 1;
+		return parse_u64(buf, first);
+	}
+	char op = *sep;
+
+	*sep = '\0';
+	if (parse_u64(buf, first) || parse_u64(sep + 1, &b))
+		return -1;
+	if (op == '+') {
+		*count = b;
+		return b ? 0 : -1;
+	}
+	if (b < *first)
+		return -1;
+	*count = b - *first + 1;
+	return 0;
+}
+
+static int cmd_block_msg(const char *what, int argc, char **argv)
+{
+	uint64_t first, count, nblocks;
+	struct ssc_status s;
+	char msg[96], *resp = NULL;
+	int r;
+
+	if (argc != 2) {
+		err("%s: want VOLUME RANGE (RANGE: BLOCK, FIRST-LAST or FIRST+COUNT)", what);
+		return EX_USAGE;
+	}
+	if (parse_range(argv[1], &first, &count)) {
+		err("%s: bad RANGE '%s': want BLOCK, FIRST-LAST or FIRST+COUNT", what, argv[1]);
+		return EX_USAGE;
+	}
+	r = need_volume(argv[0], &s);
+	if (r)
+		return r;
+	nblocks = s.len / s.block_sectors;
+	if (first >= nblocks || count > nblocks - first) {
+		err("%s: range %s is outside the volume (%" PRIu64 " blocks of %" PRIu64 " bytes)",
+		    what, argv[1], nblocks, s.block_sectors * 512);
+		return EX_USAGE;
+	}
+	snprintf(msg, sizeof(msg), "%s %" PRIu64 " %" PRIu64, what, first, count);
+	if (send_message(argv[0], msg, &resp)) {
+		if (!strcmp(what, "evict"))
+			err("evict: refused; a dirty block must be cleaned first ('hcctl clean'), see dmesg");
+		else
+			err("%s: the volume refused the message, see dmesg", what);
+		return EX_FAIL;
+	}
+	if (!strcmp(what, "exists")) {
+		/* the kernel answers with offsets into the range; print block numbers */
+		json_object *arr = opt_json ? json_object_new_array() : NULL;
+		char *tok, *save = NULL;
+		bool firstout = true;
+
+		for (tok = strtok_r(resp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			uint64_t a, b;
+
+			if (sscanf(tok, "%" SCNu64 "-%" SCNu64, &a, &b) != 2)
+				b = a = strtoull(tok, NULL, 10);
+			a += first;
+			b += first;
+			if (arr) {
+				json_object *pair = json_object_new_array();
+
+				json_object_array_add(pair, json_object_new_uint64(a));
+				json_object_array_add(pair, json_object_new_uint64(b));
+				json_object_array_add(arr, pair);
+			} else if (a == b) {
+				printf("%s%" PRIu64, firstout ? "" : ",", a);
+			} else {
+				printf("%s%" PRIu64 "-%" PRIu64, firstout ? "" : ",", a, b);
+			}
+			firstout = false;
+		}
+		if (arr) {
+			json_object *top = json_object_new_object();
+
+			json_object_object_add(top, "dirty", arr);
+			printf("%s\n", json_object_to_json_string_ext(top, JSON_C_TO_STRING_PLAIN));
+			json_object_put(top);
+		} else {
+			printf("\n");
+		}
+	}
+	free(resp);
+	return EX_OK;
+}
+
+static int cmd_checkpoint(int argc, char **argv)
+{
+	struct ssc_status s;
+	int r;
+
+	if (argc != 1) {
+		err("checkpoint: want VOLUME");
+		return EX_USAGE;
+	}
+	r = need_volume(argv[0], &s);
+	if (r)
+		return r;
+	if (send_message(argv[0], "checkpoint", NULL)) {
+		err("checkpoint: failed, see dmesg");
+		return EX_FAIL;
+	}
+	return EX_OK;
+}
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void progress(bool tty, uint64_t done, uint64_t total, uint64_t dirty)
+{
+	if (tty) {
+		unsigned int w = 40, fill = total ? (unsigned int)(w * done / total) : w;
+
+		printf("\r[%-*.*s] %3u%% %" PRIu64 " dirty  ", w, fill,
+			"########################################",
+			total ? (unsigned int)(100 * done / total) : 100, dirty);
+		fflush(stdout);
+	} else {
+		printf("flush: %" PRIu64 " of %" PRIu64 " written back, %" PRIu64 " dirty\n",
+		       done, total, dirty);
+		fflush(stdout);
+	}
+}
+
+static int cmd_flush(int argc, char **argv)
+{
+	bool tty = isatty(STDOUT_FILENO), wait = true;
+	struct ssc_status s;
+	uint64_t total, last = UINT64_MAX;
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	int r;
+
+	if (argc == 2 && !strcmp(argv[1], "--no-wait")) {
+		wait = false;
+		argc--;
+	}
+	if (argc != 1) {
+		err("flush: want VOLUME [--no-wait]");
+		return EX_USAGE;
+	}
+	r = need_volume(argv[0], &s);
+	if (r)
+		return r;
+	if (strcmp(s.state, "ok") && strcmp(s.state, "writeback_all")) {
+		err("flush: %s is %s: the cache device fails, nothing can be written back",
+		    argv[0], s.state);
+		return EX_FAIL;
+	}
+	if (send_message(argv[0], "writeback_all", NULL)) {
+		err("flush: the volume refused writeback_all, see dmesg");
+		return EX_FAIL;
+	}
+	if (!wait)
+		return EX_OK;
+	total = s.dirty;
+	signal(SIGINT, on_sigint);
+	signal(SIGTERM, on_sigint);
+	for (;;) {
+		if (get_status(argv[0], &s)) {
+			err("flush: %s went away", argv[0]);
+			return EX_FAIL;
+		}
+		if (s.dirty > total)
+			total = s.dirty;
+		if (s.dirty != last || !tty)
+			progress(tty, total - s.dirty, total, s.dirty);
+		if (!s.dirty)
+			break;
+		if (strcmp(s.state, "ok") && strcmp(s.state, "writeback_all")) {
+			if (tty)
+				putchar('\n');
+			err("flush: %s is %s with %" PRIu64 " blocks dirty", argv[0], s.state, s.dirty);
+			return EX_FAIL;
+		}
+		last = s.dirty;
+		if (interrupted) {
+			if (tty)
+				putchar('\n');
+			err("flush: interrupted with %" PRIu64 " blocks dirty; write-back goes on in the kernel",
+			    s.dirty);
+			return EX_INTR;
+		}
+		nanosleep(&ts, NULL);
+	}
+	if (tty)
+		putchar('\n');
+	return EX_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* create / remove */
+
+struct bdev_info {
+	dev_t rdev;
+	uint64_t bytes;
+	unsigned int lbs;
+};
+
+/* A block device we can have to ourselves: not mounted, not held. */
+static int probe_bdev(const char *what, const char *path, struct bdev_info *b)
+{
+	struct stat st;
+	int fd, lbs;
+
+	if (stat(path, &st)) {
+		err("%s device %s: %s", what, path, strerror(errno));
+		return EX_USAGE;
+	}
+	if (!S_ISBLK(st.st_mode)) {
+		err("%s device %s: not a block device", what, path);
+		return EX_USAGE;
+	}
+	fd = open(path, O_RDONLY | O_EXCL);
+	if (fd < 0) {
+		if (errno == EBUSY)
+			err("%s device %s is in use (mounted, swap, or held by another device)",
+			    what, path);
+		else
+			err("%s device %s: %s", what, path, strerror(errno));
+		return EX_FAIL;
+	}
+	if (ioctl(fd, BLKGETSIZE64, &b->bytes) || ioctl(fd, BLKSSZGET, &lbs)) {
+		err("%s device %s: cannot read its size: %s", what, path, strerror(errno));
+		close(fd);
+		return EX_FAIL;
+	}
+	close(fd);
+	b->rdev = st.st_rdev;
+	b->lbs = (unsigned int)lbs;
+	return EX_OK;
+}
+
+static int parse_bytes(const char *p, uint64_t *v)
+{
+	char *end;
+	uint64_t m = 1;
+
+	if (!*p || *p == '-')
+		return -1;
+	errno = 0;
+	*v = strtoull(p, &end, 10);
+	if (errno || end == p)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': m = 1ULL << 10; end++; break;
+	case 'm': case 'M': m = 1ULL << 20; end++; break;
+	case 'g': case 'G': m = 1ULL << 30; end++; break;
+	case '\0': break;
+	default: return -1;
+	}
+	/* 4K, 4KiB and 4KB all mean 4096 */
+	if (m > 1 && (!strcmp(end, "iB") || !strcmp(end, "B")))
+		end += strlen(end);
+	if (*end || *v > UINT64_MAX / m)
+		return -1;
+	*v *= m;
+	return 0;
+}
+
+static bool pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* the kernel's last ssc line in the log: why a table was refused */
+static void explain_from_kmsg(void)
+{
+	char buf[8192], last[1024] = "";
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	while ((n = read(fd, buf, sizeof(buf) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
+		char *msg;
+
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		msg = strchr(buf, ';');
+		if (msg && strstr(msg, "ssc") && (strstr(msg, "table:") || strstr(msg, "ssc:")))
+			snprintf(last, sizeof(last), "%s", msg + 1);
+	}
+	close(fd);
+	last[strcspn(last, "\n")] = '\0';
+	if (*last)
+		err("the kernel says: %s", last);
+}
+
+static int cmd_create(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "cache", required_argument, NULL, 'c' },
+		{ "origin", required_argument, NULL, 'o' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "block-size", required_argument, NULL, 'b' },
+		{ "segment-size", required_argument, NULL, 's' },
+		{ "dirty-high", required_argument, NULL, 'H' },
+		{ "dirty-low", required_argument, NULL, 'L' },
+		{ "sequential-threshold", required_argument, NULL, 'q' },
+		{ "format", no_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *cache = NULL, *origin = NULL, *mode = "writethrough", *name;
+	uint64_t bsize = 4096, seg = 0, seq = 0, hi = 0, lo_pct = 0;
+	bool have_seg = false, have_seq = false, have_hi = false, have_lo = false, format = false;
+	struct bdev_info cb, ob;
+	char table[512], feat[256];
+	unsigned int nfeat = 1;
+	struct dm_task *dmt;
+	uint32_t cookie = 0;
+	int c, r;
+
+	optind = 0;	/* 0: glibc starts over, with permutation */
+	while ((c = getopt_long(argc, argv, "c:o:m:b:s:H:L:q:f", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c': cache = optarg; break;
+		case 'o': origin = optarg; break;
+		case 'm': mode = optarg; break;
+		case 'b':
+			if (parse_bytes(optarg, &bsize))
+				goto bad_num;
+			break;
+		case 's':
+			if (parse_bytes(optarg, &seg))
+				goto bad_num;
+			have_seg = true;
+			break;
+		case 'q':
+			if (parse_bytes(optarg, &seq))
+				goto bad_num;
+			have_seq = true;
+			break;
+		case 'H':
+			if (parse_u64(optarg, &hi))
+				goto bad_num;
+			have_hi = true;
+			break;
+		case 'L':
+			if (parse_u64(optarg, &lo_pct))
+				goto bad_num;
+			have_lo = true;
+			break;
+		case 'f': format = true; break;
+		default:
+			return EX_USAGE;
+		}
+	}
+	if (optind != argc - 1 || !cache || !origin) {
+		err("create: want VOLUME --cache DEV --origin DEV [--mode MODE] [options]");
+		return EX_USAGE;
+	}
+	name = argv[optind];
+	if (!*name || strlen(name) >= DM_NAME_LEN || strchr(name, '/')) {
+		err("create: bad volume name '%s'", name);
+		return EX_USAGE;
+	}
+	if (strcmp(mode, "writethrough") && strcmp(mode, "writeback") &&
+	    strcmp(mode, "writearound") && strcmp(mode, "passthrough")) {
+		err("create: bad mode '%s': want writethrough, writeback, writearound or passthrough",
+		    mode);
+		return EX_USAGE;
+	}
+	if (!pow2(bsize) || bsize < 4096 || bsize > 1 << 20) {
+		err("create: bad block size %" PRIu64 ": want a power of two from 4KiB to 1MiB", bsize);
+		return EX_USAGE;
+	}
+	if (have_seg && (!pow2(seg) || seg < 128 << 10 || seg > 64 << 20 || seg < 2 * bsize)) {
+		err("create: bad segment size %" PRIu64
+		    ": want a power of two from 128KiB to 64MiB holding two blocks", seg);
+		return EX_USAGE;
+	}
+	if (have_seq && (seq % 512 || seq > (1ULL << 40))) {
+		err("create: bad sequential threshold %" PRIu64 ": want 0 (off) to 1TiB in 512 B units",
+		    seq);
+		return EX_USAGE;
+	}
+	if (have_hi != have_lo || (have_hi && (hi > 75 || lo_pct >= hi))) {
+		err("create: want --dirty-high and --dirty-low together, 0 <= low < high <= 75");
+		return EX_USAGE;
+	}
+	if (dm_exists(name)) {
+		err("create: %s already exists", name);
+		return EX_FAIL;
+	}
+	r = probe_bdev("cache", cache, &cb);
+	if (!r)
+		r = probe_bdev("origin", origin, &ob);
+	if (r)
+		return r;
+	if (cb.rdev == ob.rdev) {
+		err("create: cache and origin are the same device");
+		return EX_USAGE;
+	}
+	if (bsize < cb.lbs || bsize < ob.lbs) {
+		err("create: block size %" PRIu64 " is smaller than a device's logical block size (cache %u, origin %u)",
+		    bsize, cb.lbs, ob.lbs);
+		return EX_USAGE;
+	}
+	if (cb.bytes < 8 * (have_seg ? seg : 2 << 20) + (1 << 20)) {
+		err("create: cache device %s is too small (%" PRIu64 " bytes): it must hold at least 8 segments plus metadata",
+		    cache, cb.bytes);
+		return EX_FAIL;
+	}
+	if (ob.bytes < bsize) {
+		err("create: origin device %s is smaller than one block", origin);
+		return EX_FAIL;
+	}
+	if (format) {
+		char zero[4096] = { 0 };
+		int fd = open(cache, O_WRONLY | O_EXCL | O_DIRECT | O_SYNC);
+		void *buf = NULL;
+
+		if (fd < 0 || posix_memalign(&buf, 4096, 4096) ||
+		    (memcpy(buf, zero, 4096), pwrite(fd, buf, 4096, 0) != 4096)) {
+			err("create: cannot format %s: %s", cache, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			free(buf);
+			return EX_FAIL;
+		}
+		free(buf);
+		close(fd);
+	}
+
+	snprintf(feat, sizeof(feat), "%s", mode);
+	if (have_seg) {
+		snprintf(feat + strlen(feat), sizeof(feat) - strlen(feat), " segment_size %" PRIu64, seg / 512);
+		nfeat += 2;
+	}
+	if (have_hi) {
+		snprintf(feat + strlen(feat), sizeof(feat) - strlen(feat),
+			 " dirty_high %" PRIu64 " dirty_low %" PRIu64, hi, lo_pct);
+		nfeat += 4;
+	}
+	if (have_seq) {
+		snprintf(feat + strlen(feat), sizeof(feat) - strlen(feat),
+			 " sequential_threshold %" PRIu64, seq / 512);
+		nfeat += 2;
+	}
+	snprintf(table, sizeof(table), "%u:%u %u:%u %" PRIu64 " %u %s",
+		 major(cb.rdev), minor(cb.rdev), major(ob.rdev), minor(ob.rdev),
+		 bsize / 512, nfeat, feat);
+
+	dmt = dm_task_create(DM_DEVICE_CREATE);
+	if (!dmt || !dm_task_set_name(dmt, name) ||
+	    !dm_task_add_target(dmt, 0, ob.bytes / bsize * (bsize / 512), "ssc", table) ||
+	    !dm_task_set_cookie(dmt, &cookie, 0) || !dm_task_run(dmt)) {
+		if (dmt)
+			dm_task_destroy(dmt);
+		dm_udev_wait(cookie);
+		err("create: the kernel refused the table '0 %" PRIu64 " ssc %s'",
+		    ob.bytes / bsize * (bsize / 512), table);
+		explain_from_kmsg();
+		return EX_FAIL;
+	}
+	dm_task_destroy(dmt);
+	dm_udev_wait(cookie);
+	printf("/dev/mapper/%s\n", name);
+	return EX_OK;
+bad_num:
+	err("create: bad value '%s'", optarg);
+	return EX_USAGE;
+}
+
+static int cmd_remove(int argc, char **argv)
+{
+	struct ssc_status s;
+	struct dm_task *dmt;
+	uint32_t cookie = 0;
+	int r;
+
+	if (argc != 1) {
+		err("remove: want VOLUME");
+		return EX_USAGE;
+	}
+	r = need_volume(argv[0], &s);
+	if (r)
+		return r;
+	dmt = dm_task_create(DM_DEVICE_REMOVE);
+	if (!dmt || !dm_task_set_name(dmt, argv[0]) || !dm_task_set_cookie(dmt, &cookie, 0) ||
+	    !dm_task_run(dmt)) {
+		if (dmt)
+			dm_task_destroy(dmt);
+		dm_udev_wait(cookie);
+		err("remove: %s could not be removed (is it open or mounted?)", argv[0]);
+		return EX_FAIL;
+	}
+	dm_task_destroy(dmt);
+	dm_udev_wait(cookie);
+	if (s.dirty)
+		fprintf(stderr, "%s: %s removed with %" PRIu64
+			" dirty blocks kept on %s; recreate it over the same devices to reach them\n",
+			prog, argv[0], s.dirty, s.cache_dev);
+	return EX_OK;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: hcctl [--json] COMMAND [ARGS]\n"
+"\n"
+"Commands:\n"
+"  status [VOLUME]              every ssc volume, or one (--json: machine-readable)\n"
+"  exists VOLUME RANGE          dirty blocks of RANGE\n"
+"  clean VOLUME RANGE           write dirty blocks of RANGE back to the origin\n"
+"  evict VOLUME RANGE           drop clean blocks of RANGE from the cache\n"
+"  checkpoint VOLUME            write a checkpoint now\n"
+"  flush VOLUME [--no-wait]     write back every dirty block, with progress\n"
+"  create VOLUME --cache DEV --origin DEV [--mode MODE] [--block-size SIZE]\n"
+"         [--segment-size SIZE] [--dirty-high PCT --dirty-low PCT]\n"
+"         [--sequential-threshold SIZE] [--format]\n"
+"  remove VOLUME\n"
+"\n"
+"RANGE is BLOCK, FIRST-LAST or FIRST+COUNT, in cache blocks. SIZE takes K, M, G.\n"
+"MODE: writethrough (default), writeback, writearound, passthrough.\n"
+"Exit status: 0 ok, 1 refused or failed, 2 usage, 3 no such ssc volume, 130 interrupted.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *cmd;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+jhV", lo, NULL)) != -1) {
+		switch (c) {
+		case 'j': opt_json = true; break;
+		case 'h': usage(stdout); return EX_OK;
+		case 'V': printf("hcctl %s\n", HCCTL_VERSION); return EX_OK;
+		default: usage(stderr); return EX_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EX_USAGE;
+	}
+	dm_log_with_errno_init(hc_dm_log);
+	cmd = argv[optind];
+	argc -= optind + 1;
+	argv += optind + 1;
+	if (!strcmp(cmd, "status"))
+		return cmd_status(argc, argv);
+	if (!strcmp(cmd, "exists") || !strcmp(cmd, "clean") || !strcmp(cmd, "evict"))
+		return cmd_block_msg(cmd, argc, argv);
+	if (!strcmp(cmd, "checkpoint"))
+		return cmd_checkpoint(argc, argv);
+	if (!strcmp(cmd, "flush"))
+		return cmd_flush(argc, argv);
+	if (!strcmp(cmd, "create"))
+		return cmd_create(argc + 1, argv - 1);
+	if (!strcmp(cmd, "remove"))
+		return cmd_remove(argc, argv);
+	if (!strcmp(cmd, "help")) {
+		usage(stdout);
+		return EX_OK;
+	}
+	err("unknown command '%s' (hcctl --help)", cmd);
+	return EX_USAGE;
+}
