@@ -4,6 +4,7 @@
 #   deps      install what is missing (Debian packages)
 #   lint      checkpatch --strict, sparse, W=1 on both kernels (scripts/lint.sh)
 #   kunit     KUnit on UML: pure logic such as the sparse hash map (scripts/kunit.sh)
+#   user      host tests of the user tools: hcctl builds, trace tools (scripts/user-tests.sh)
 #   vm-6.12   VM suites on Debian's 6.12 LTS kernel
 #   vm-6.1    VM suites on Debian 12's 6.1 kernel
 #   vm-debug  VM suites + in-kernel KUnit on a KASAN + lockdep kernel built from
@@ -15,8 +16,8 @@
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
-STAGES=${CHECK_STAGES:-"deps lint kunit vm-6.12 vm-6.1 vm-debug harness"}
-VM_SUITES=ssc-table,ssc-io,ssc-persist,ssc-errors,ssc-crash,hcctl
+STAGES=${CHECK_STAGES:-"deps lint kunit user vm-6.12 vm-6.1 vm-debug harness"}
+VM_SUITES=ssc-table,ssc-io,ssc-persist,ssc-errors,ssc-crash,hcctl,replay
 logs="$SSC_OUT/logs"
 mkdir -p "$logs"
 total_pass=0 total_fail=0
@@ -90,6 +91,7 @@ for stage in $STAGES; do
 	deps)	run_stage deps bash -c '"$0" && echo "deps: 1 passed, 0 failed"' "$SSC_TOP/scripts/deps.sh" ;;
 	lint)	run_stage lint "$SSC_TOP/scripts/lint.sh" ;;
 	kunit)	run_stage kunit "$SSC_TOP/scripts/kunit.sh" ;;
+	user)	run_stage user "$SSC_TOP/scripts/user-tests.sh" ;;
 	vm-6.12|vm-6.1)
 		run_stage "$stage" "$SSC_TOP/scripts/vm.sh" --kernel "${stage#vm-}" --timeout 2400 \
 			--suites "$VM_SUITES" ;;

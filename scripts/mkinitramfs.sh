@@ -72,6 +72,16 @@ for ko in "$@"; do
 done
 depmod -b "$st" "$kver"
 
+# synthetic traces for the replay suite, converted to fio iologs on the host (the guest
+# has no python); "<kind>.sum" holds the bytes each should read and write
+mkdir -p "$st/ssc/traces"
+for kind in zipf-read write-heavy scan; do
+	"$SSC_TOP/scripts/gentrace.py" "$kind" --blocks 16384 --requests 20000 |
+		"$SSC_TOP/scripts/trace2iolog.py" -f msr --size 128M -o "$st/ssc/traces/$kind.iolog" - 2>"$st/ssc/traces/$kind.log" ||
+		die "cannot make the $kind trace: $(cat "$st/ssc/traces/$kind.log")"
+	sed -nE 's/.*: [0-9]+ reads \(([0-9]+) B\), [0-9]+ writes \(([0-9]+) B\).*/\1 \2/p' \
+		"$st/ssc/traces/$kind.log" > "$st/ssc/traces/$kind.sum"
+done
 install -m755 "$SSC_TOP/tests/vm/init" "$st/init"
 cp -r "$SSC_TOP/tests/vm/run-suites.sh" "$SSC_TOP/tests/vm/lib.sh" "$SSC_TOP/tests/vm/crash-check.sh" "$SSC_TOP/tests/vm/splat.re" \
 	"$SSC_TOP/tests/vm/suites" "$st/ssc/"
