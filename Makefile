@@ -7,6 +7,7 @@
 #   make bench         dm-ssc against raw flash, dm-cache and dm-writecache in one VM run
 #   make vm-shell      a shell in the VM with the modules loaded (KFLAVOR=6.12|6.1|debug)
 #   make deps          install what all of the above needs (Debian packages)
+#   make install       install hcctl, its man page and bash completion (PREFIX=/usr/local)
 #
 # Modules are built out of place in out/build/<kernel release>/, so builds for
 # several kernels can sit side by side and kernel/ stays free of objects.
@@ -24,7 +25,7 @@ endif
 
 MODDIRS	:= ssc
 
-.PHONY: all modules user clean check lint demo vm-shell deps bench
+.PHONY: all modules user clean check lint demo vm-shell deps bench install
 
 all: modules user
 
@@ -40,6 +41,9 @@ modules:
 
 user:
 	$(MAKE) -C user
+
+install:
+	$(MAKE) -C user install
 
 clean:
 	rm -rf out

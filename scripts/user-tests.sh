@@ -15,6 +15,33 @@ else
 	sed 's/^/# /' <<<"$out" | tail -n 20
 	f=$((f + 1))
 fi
+# t WHAT CMD...: one check
+t() {
+	local what=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		echo "ok - user: $what"
+		p=$((p + 1))
+	else
+		echo "not ok - user: $what"
+		sed 's/^/# /' <<<"$out" | tail -n 10
+		f=$((f + 1))
+	fi
+}
+# groff -ww prints every warning; a clean page prints nothing
+t "man page renders without warnings" bash -c \
+	'w=$(LC_ALL=C groff -man -ww -z "$0" 2>&1) && [ -z "$w" ] || { echo "$w"; false; }' "$SSC_TOP/user/man/hcctl.8"
+complete_words() { # complete_words WORD...: what the completion offers for the last word
+	bash -c '. "$0"; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _hcctl; echo "${COMPREPLY[*]}"' \
+		"$SSC_TOP/user/hcctl.bash-completion" "$@"
+}
+t "bash completion: commands" test "$(complete_words hcctl st)" = status
+t "bash completion: create options" test "$(complete_words hcctl create v --mo)" = --mode
+t "bash completion: modes" test "$(complete_words hcctl create v --mode writeb)" = writeback
+t "make install puts hcctl, man page, completion in place" bash -c \
+	'd=$(mktemp -d) && make -s -C "$0/user" install DESTDIR="$d" PREFIX=/usr &&
+	 test -x "$d/usr/sbin/hcctl" && test -f "$d/usr/share/man/man8/hcctl.8" &&
+	 test -f "$d/usr/share/bash-completion/completions/hcctl"; r=$?; rm -rf "$d"; exit $r' "$SSC_TOP"
 # one line per test case: "test_x (module.Class...) ... ok|FAIL|ERROR"
 out=$(cd "$SSC_TOP" && python3 -m unittest -v tests/user/test_*.py 2>&1)
 while read -r line; do
