@@ -415,6 +415,87 @@ static int parse_range(const char *arg, uint64_t *first, uint64_t *count)
 	return 0;
 }
 
+/* the kernel answers exists for at most this many blocks at a time */
+#define EXISTS_CHUNK (1ULL << 20)
+
+struct ranges {
+	json_object *arr;	/* --json */
+	bool open, any;
+	uint64_t a, b;		/* the range being built */
+};
+
+static void range_emit(struct ranges *r)
+{
+	if (!r->open)
+		return;
+	if (r->arr) {
+		json_object *pair = json_object_new_array();
+
+		json_object_array_add(pair, json_object_new_uint64(r->a));
+		json_object_array_add(pair, json_object_new_uint64(r->b));
+		json_object_array_add(r->arr, pair);
+	} else if (r->a == r->b) {
+		printf("%s%" PRIu64, r->any ? "," : "", r->a);
+	} else {
+		printf("%s%" PRIu64 "-%" PRIu64, r->any ? "," : "", r->a, r->b);
+	}
+	r->any = true;
+	r->open = false;
+}
+
+/* add [a, b], merging with the range being built when they touch */
+static void range_add(struct ranges *r, uint64_t a, uint64_t b)
+{
+	if (r->open && a == r->b + 1) {
+		r->b = b;
+		return;
+	}
+	range_emit(r);
+	r->a = a;
+	r->b = b;
+	r->open = true;
+}
+
+/* exists over any range: asked in chunks, answered as one list */
+static int do_exists(const char *name, uint64_t first, uint64_t count)
+{
+	struct ranges r = { .arr = opt_json ? json_object_new_array() : NULL };
+	uint64_t at, n;
+	char msg[96];
+
+	for (at = first; at < first + count; at += n) {
+		char *resp = NULL, *tok, *save = NULL;
+
+		n = first + count - at < EXISTS_CHUNK ? first + count - at : EXISTS_CHUNK;
+		snprintf(msg, sizeof(msg), "exists %" PRIu64 " %" PRIu64, at, n);
+		if (send_message(name, msg, &resp)) {
+			err("exists: the volume refused the message, see dmesg");
+			json_object_put(r.arr);
+			return EX_FAIL;
+		}
+		/* offsets into the chunk, as "%pbl": 0,4-7 */
+		for (tok = strtok_r(resp, ",\n", &save); tok; tok = strtok_r(NULL, ",\n", &save)) {
+			uint64_t a, b;
+
+			if (sscanf(tok, "%" SCNu64 "-%" SCNu64, &a, &b) != 2)
+				b = a = strtoull(tok, NULL, 10);
+			range_add(&r, at + a, at + b);
+		}
+		free(resp);
+	}
+	range_emit(&r);
+	if (r.arr) {
+		json_object *top = json_object_new_object();
+
+		json_object_object_add(top, "dirty", r.arr);
+		printf("%s\n", json_object_to_json_string_ext(top, JSON_C_TO_STRING_PLAIN));
+		json_object_put(top);
+	} else {
+		printf("\n");
+	}
+	return EX_OK;
+}
+
 static int cmd_block_msg(const char *what, int argc, char **argv)
 {
 	uint64_t first, count, nblocks;
@@ -439,6 +520,8 @@ static int cmd_block_msg(const char *what, int argc, char **argv)
 		    what, argv[1], nblocks, s.block_sectors * 512);
 		return EX_USAGE;
 	}
+	if (!strcmp(what, "exists"))
+		return do_exists(argv[0], first, count);
 	snprintf(msg, sizeof(msg), "%s %" PRIu64 " %" PRIu64, what, first, count);
 	if (send_message(argv[0], msg, &resp)) {
 		if (!strcmp(what, "evict"))
@@ -446,42 +529,6 @@ static int cmd_block_msg(const char *what, int argc, char **argv)
 		else
 			err("%s: the volume refused the message, see dmesg", what);
 		return EX_FAIL;
-	}
-	if (!strcmp(what, "exists")) {
-		/* the kernel answers with offsets into the range; print block numbers */
-		json_object *arr = opt_json ? json_object_new_array() : NULL;
-		char *tok, *save = NULL;
-		bool firstout = true;
-
-		for (tok = strtok_r(resp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			uint64_t a, b;
-
-			if (sscanf(tok, "%" SCNu64 "-%" SCNu64, &a, &b) != 2)
-				b = a = strtoull(tok, NULL, 10);
-			a += first;
-			b += first;
-			if (arr) {
-				json_object *pair = json_object_new_array();
-
-				json_object_array_add(pair, json_object_new_uint64(a));
-				json_object_array_add(pair, json_object_new_uint64(b));
-				json_object_array_add(arr, pair);
-			} else if (a == b) {
-				printf("%s%" PRIu64, firstout ? "" : ",", a);
-			} else {
-				printf("%s%" PRIu64 "-%" PRIu64, firstout ? "" : ",", a, b);
-			}
-			firstout = false;
-		}
-		if (arr) {
-			json_object *top = json_object_new_object();
-
-			json_object_object_add(top, "dirty", arr);
-			printf("%s\n", json_object_to_json_string_ext(top, JSON_C_TO_STRING_PLAIN));
-			json_object_put(top);
-		} else {
-			printf("\n");
-		}
 	}
 	free(resp);
 	return EX_OK;

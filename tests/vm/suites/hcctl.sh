@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # hcctl against live volumes: every subcommand, --json parsed with jq, exit
 # codes, and the errors a user gets for bad arguments and unusable devices.
-# Devices: nullb0 = 48 MiB cache, nullb1 = 512 MiB origin, nullb2 = 8 MiB.
+# Devices: nullb0 = 48 MiB cache, nullb1 = 512 MiB origin, nullb2 = 8 MiB,
+# nullb3 = 5 GiB origin (sparse: pages only where written).
 
 check "modprobe dm-ssc" modprobe dm-ssc
 check "null_blk cache device" null_blk_add 48
@@ -119,6 +120,18 @@ check_eq "removed: exit 3" 3 "$(rc hcctl status v)"
 check_eq "remove of a linear device: exit 3" 3 "$(rc hcctl remove lin)"
 check "the linear device is untouched" dmsetup info lin
 dmsetup remove lin
+
+# --- exists over more than the kernel answers at once (2^20 blocks) ---------
+check "null_blk 5 GiB origin (sparse)" null_blk_add 5120
+check "create over the 5 GiB origin" hcctl create v2 --cache $CACHE --origin /dev/nullb3 --mode writeback --format
+for b in 1048575 1048576 1300000; do
+	dd if=/dev/urandom of=/dev/mapper/v2 bs=4k seek=$b count=1 oflag=direct 2>/dev/null
+done
+check_eq "exists across the 2^20-block chunks, ranges merged" 1048575-1048576,1300000 \
+	"$(hcctl exists v2 0+1310720)"
+check_eq "exists --json across chunks" "[[1048575,1048576],[1300000,1300000]]" \
+	"$(hcctl --json exists v2 0+1310720 | jq -c .dirty)"
+check "remove v2" hcctl remove v2
 
 check "rmmod dm-ssc" rmmod dm_ssc
 check "null_blk teardown" null_blk_teardown
