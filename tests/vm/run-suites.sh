@@ -16,5 +16,15 @@ for suite in "$@"; do
 	rc=$?
 	[ $rc -eq 0 ] || echo "not ok $suite: suite ran to completion # exit status $rc"
 	kernel_log_check "$suite"
+	# the next suite starts on a clean machine: what one leaves behind is its failure
+	left=$(dmsetup ls 2>/dev/null | awk '$1 != "No" { printf "%s ", $1 }')
+	left="$left$(ls /sys/kernel/config/nullb 2>/dev/null | tr '\n' ' ')"
+	if [ -n "$left" ]; then
+		echo "not ok $suite: left no devices behind # $left"
+		dmsetup remove_all --force > /dev/null 2>&1
+		[ -d /sys/kernel/config/nullb ] && null_blk_teardown > /dev/null 2>&1
+	else
+		echo "ok $suite: left no devices behind"
+	fi
 done
 echo "@@END"

@@ -182,3 +182,4 @@ for T in $TARGETS; do
 	check "$T: measured and removed" "t_${T}_remove"
 done
 dmsetup remove fmeta fdata fscratch origin
+check "null_blk teardown" null_blk_teardown

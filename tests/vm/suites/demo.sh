@@ -29,3 +29,4 @@ i=0
 while [ "$(ssc_stat cached dirty)" != 0 ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i + 1)); done
 check_eq "all dirty data written back" 0 "$(ssc_stat cached dirty)"
 check "remove" dmsetup remove cached slowdisk
+check "null_blk teardown" null_blk_teardown

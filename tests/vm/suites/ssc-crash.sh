@@ -85,3 +85,4 @@ sweep() {	# sweep MODE SEED FEATURES...
 sweep writeback 11 writeback segment_size 256 dirty_high 5 dirty_low 1
 sweep writethrough 12 writethrough segment_size 256
 dmsetup remove cs os
+check "null_blk teardown" null_blk_teardown
