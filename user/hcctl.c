@@ -204,6 +204,12 @@ static double ratio(uint64_t a, uint64_t b)
 	return b ? (double)a / (double)b : 0.0;
 }
 
+/* cache bytes written (data + metadata) per data byte */
+static double cache_wamp(const struct ssc_status *s)
+{
+	return s->data_sectors ? ratio(s->data_sectors + s->meta_sectors, s->data_sectors) : 0.0;
+}
+
 static json_object *status_json(const struct ssc_status *s)
 {
 	json_object *o = json_object_new_object();
@@ -237,8 +243,7 @@ static json_object *status_json(const struct ssc_status *s)
 	JU("bypassed", s->bypassed);
 	JU("cache_data_bytes_written", s->data_sectors * 512);
 	JU("cache_meta_bytes_written", s->meta_sectors * 512);
-	JD("cache_write_amplification",
-	   s->data_sectors ? ratio(s->data_sectors + s->meta_sectors, s->data_sectors) : 0.0);
+	JD("cache_write_amplification", cache_wamp(s));
 	JU("checkpoints", s->checkpoints);
 	JU("log_blocks_used", s->log_used);
 	JU("log_blocks", s->log_blocks);
@@ -279,8 +284,7 @@ static void status_row(const struct ssc_status *s)
 	       s->name, s->mode, size, s->block_sectors * 512, used,
 	       100 * ratio(s->read_hits, s->read_hits + s->read_misses),
 	       100 * ratio(s->write_hits, s->write_hits + s->write_misses),
-	       s->gc_runs, s->gc_evicted,
-	       s->data_sectors ? ratio(s->data_sectors + s->meta_sectors, s->data_sectors) : 0.0,
+	       s->gc_runs, s->gc_evicted, cache_wamp(s),
 	       ratio(s->ram_bytes, s->cached), s->state);
 }
 

@@ -575,10 +575,14 @@ static void ssc_dring_rebuild(struct ssc_engine *e)
 	ssc_smap_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_dring_fill, e);
 }
 
-/* A dirty block in @slot was used: write-back passes it over once. */
+/*
+ * A dirty block in @slot was used: write-back passes it over once. The bit
+ * of a slot holding a clean block is never read: a block only becomes dirty
+ * in a fresh slot, through ssc_dring_push().
+ */
 static inline void ssc_dref_mark(struct ssc_engine *e, u32 slot)
 {
-	if (e->dref && !test_bit(slot, e->dref))
+	if (e->dref)
 		__set_bit(slot, e->dref);
 }
 
@@ -1366,8 +1370,6 @@ int ssc_clean(struct ssc_engine *e, u64 oblock)
 		goto out;
 	/* overwriting an existing key never allocates */
 	ssc_smap_insert(e->map, oblock, mkval(val_slot(val), false), GFP_NOIO);
-	if (e->dref)
-		__clear_bit(val_slot(val), e->dref);
 	e->segs[slot_seg(e, val_slot(val))].dirty--;
 	WRITE_ONCE(e->nr_dirty, e->nr_dirty - 1);
 	ssc_log_append(e, SSC_REC_CLEAN, oblock, val_slot(val), 0);
