@@ -36,7 +36,7 @@ modules:
 		rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
 			--exclude='*.mod*' --exclude='Module.symvers' --exclude='modules.order' \
 			kernel/$$d/ $(BUILD)/$$d/ || exit 1; \
-		$(MAKE) -C $(KDIR) M=$(BUILD)/$$d $(MODCFG) modules || exit 1; \
+		$(MAKE) -C $(KDIR) M=$(BUILD)/$$d $(MODCFG) SSC_UAPI=$(CURDIR)/include/uapi modules || exit 1; \
 	done
 
 user:

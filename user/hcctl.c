@@ -3,7 +3,8 @@
  * hcctl: the operator tool of dm-ssc volumes.
  *
  * Everything goes through libdevmapper (list, status, table, messages,
- * create, remove); nothing here speaks the dm ioctls itself.
+ * create, remove); nothing here speaks the dm ioctls itself. Events come
+ * from the dm_ssc generic netlink family through libnl-genl-3.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
@@ -27,6 +29,10 @@
 
 #include <libdevmapper.h>
 #include <json-c/json.h>
+#include <netlink/netlink.h>
+#include <netlink/genl/genl.h>
+#include <netlink/genl/ctrl.h>
+#include <linux/dm-ssc.h>
 
 #define HCCTL_VERSION "0.1"
 
@@ -36,6 +42,7 @@ enum {
 	EX_FAIL = 1,		/* the kernel or a device refused */
 	EX_USAGE = 2,		/* bad command line */
 	EX_NOVOL = 3,		/* no such ssc volume */
+	EX_TIMEOUT = 4,		/* monitor: --timeout before --count events */
 	EX_INTR = 130,		/* interrupted (flush) */
 };
 
@@ -954,6 +961,299 @@ static int cmd_remove(int argc, char **argv)
 
 /* ------------------------------------------------------------------ */
 
+/* ---------------------------------------------------------------------
+ * monitor: dm_ssc netlink events
+ */
+
+static const char *const mode_names[] = {
+	[DM_SSC_MODE_WRITETHROUGH] = "writethrough",
+	[DM_SSC_MODE_WRITEBACK] = "writeback",
+	[DM_SSC_MODE_WRITEAROUND] = "writearound",
+	[DM_SSC_MODE_PASSTHROUGH] = "passthrough",
+};
+
+static const char *const state_names[] = {
+	[DM_SSC_STATE_OK] = "ok",
+	[DM_SSC_STATE_WRITEBACK_ALL] = "writeback_all",
+	[DM_SSC_STATE_READ_ONLY] = "read_only",
+	[DM_SSC_STATE_FAILED] = "failed",
+};
+
+static const char *const event_names[] = {
+	[DM_SSC_EVENT_MODE] = "mode",
+	[DM_SSC_EVENT_STATE] = "state",
+	[DM_SSC_EVENT_GC_STALL] = "gc_stall",
+	[DM_SSC_EVENT_WRITEBACK_DONE] = "writeback_done",
+	[DM_SSC_EVENT_RECOVERY] = "recovery",
+};
+
+#define NAME_OF(tab, v) \
+	((v) < sizeof(tab) / sizeof((tab)[0]) && (tab)[v] ? (tab)[v] : "unknown")
+
+struct monitor {
+	const char *volume;	/* only this one, or NULL */
+	long count;		/* events left to print; < 0: no limit */
+	int bad;		/* malformed messages seen */
+};
+
+static void mon_u64(json_object *o, const char *key, struct nlattr *a)
+{
+	if (a)
+		json_object_object_add(o, key, json_object_new_uint64(nla_get_u64(a)));
+}
+
+static void mon_name(json_object *o, const char *key, struct nlattr *a,
+		     const char *const *tab, size_t n)
+{
+	uint32_t v;
+
+	if (!a)
+		return;
+	v = nla_get_u32(a);
+	json_object_object_add(o, key, json_object_new_string(v < n && tab[v] ? tab[v] : "unknown"));
+}
+
+/* One event as a JSON object; the human line is made from the same object. */
+static json_object *event_json(struct nlattr **tb)
+{
+	json_object *o = json_object_new_object();
+	char when[64], dev[32];
+	struct timespec ts;
+	struct tm tm;
+	uint32_t d = nla_get_u32(tb[DM_SSC_A_DEV]);
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(when + strlen(when), sizeof(when) - strlen(when), ".%03ld",
+		 ts.tv_nsec / 1000000);
+	snprintf(dev, sizeof(dev), "%u:%u", d >> 20, d & 0xfffff);
+	json_object_object_add(o, "time", json_object_new_string(when));
+	json_object_object_add(o, "volume", json_object_new_string(nla_get_string(tb[DM_SSC_A_VOLUME])));
+	json_object_object_add(o, "dev", json_object_new_string(dev));
+	mon_name(o, "event", tb[DM_SSC_A_EVENT], event_names,
+		 sizeof(event_names) / sizeof(event_names[0]));
+	mon_name(o, "mode", tb[DM_SSC_A_MODE], mode_names,
+		 sizeof(mode_names) / sizeof(mode_names[0]));
+	mon_name(o, "old_mode", tb[DM_SSC_A_OLD_MODE], mode_names,
+		 sizeof(mode_names) / sizeof(mode_names[0]));
+	mon_name(o, "state", tb[DM_SSC_A_STATE], state_names,
+		 sizeof(state_names) / sizeof(state_names[0]));
+	if (tb[DM_SSC_A_ERROR])
+		json_object_object_add(o, "error", json_object_new_int64(nla_get_u32(tb[DM_SSC_A_ERROR])));
+	mon_u64(o, "stalls", tb[DM_SSC_A_COUNT]);
+	mon_u64(o, "max_wait_us", tb[DM_SSC_A_MAX_WAIT_US]);
+	mon_u64(o, "duration_us", tb[DM_SSC_A_DURATION_US]);
+	mon_u64(o, "bypassed", tb[DM_SSC_A_BYPASSED]);
+	mon_u64(o, "blocks", tb[DM_SSC_A_BLOCKS]);
+	mon_u64(o, "replayed", tb[DM_SSC_A_REPLAYED]);
+	mon_u64(o, "cached", tb[DM_SSC_A_CACHED]);
+	mon_u64(o, "dirty", tb[DM_SSC_A_DIRTY]);
+	return o;
+}
+
+static const char *js(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : "?";
+}
+
+static void event_human(json_object *o, uint32_t ev)
+{
+	printf("%s %s (%s) %s", js(o, "time"), js(o, "volume"), js(o, "dev"),
+	       js(o, "event"));
+	switch (ev) {
+	case DM_SSC_EVENT_MODE:
+		printf(": %s -> %s", js(o, "old_mode"), js(o, "mode"));
+		break;
+	case DM_SSC_EVENT_STATE:
+		printf(": %s", js(o, "state"));
+		if (strcmp(js(o, "error"), "0"))
+			printf(" (%s)", strerror(atoi(js(o, "error"))));
+		break;
+	case DM_SSC_EVENT_GC_STALL:
+		printf(": %s stalls (no free segment) for %s us in all, the longest %s us; "
+		       "%s writes and fills went around the cache",
+		       js(o, "stalls"), js(o, "duration_us"), js(o, "max_wait_us"),
+		       js(o, "bypassed"));
+		break;
+	case DM_SSC_EVENT_WRITEBACK_DONE:
+		printf(": %s blocks written back in %s us", js(o, "blocks"),
+		       js(o, "duration_us"));
+		break;
+	case DM_SSC_EVENT_RECOVERY:
+		printf(": took %s us, %s log records replayed, %s cached, %s dirty",
+		       js(o, "duration_us"), js(o, "replayed"), js(o, "cached"),
+		       js(o, "dirty"));
+		break;
+	}
+	putchar('\n');
+}
+
+static int on_event(struct nl_msg *msg, void *arg)
+{
+	static struct nla_policy pol[DM_SSC_A_MAX + 1] = {
+		[DM_SSC_A_VOLUME] = { .type = NLA_STRING },
+		[DM_SSC_A_DEV] = { .type = NLA_U32 },
+		[DM_SSC_A_EVENT] = { .type = NLA_U32 },
+		[DM_SSC_A_MODE] = { .type = NLA_U32 },
+		[DM_SSC_A_OLD_MODE] = { .type = NLA_U32 },
+		[DM_SSC_A_STATE] = { .type = NLA_U32 },
+		[DM_SSC_A_ERROR] = { .type = NLA_U32 },
+		[DM_SSC_A_DURATION_US] = { .type = NLA_U64 },
+		[DM_SSC_A_BLOCKS] = { .type = NLA_U64 },
+		[DM_SSC_A_COUNT] = { .type = NLA_U64 },
+		[DM_SSC_A_MAX_WAIT_US] = { .type = NLA_U64 },
+		[DM_SSC_A_CACHED] = { .type = NLA_U64 },
+		[DM_SSC_A_DIRTY] = { .type = NLA_U64 },
+		[DM_SSC_A_REPLAYED] = { .type = NLA_U64 },
+		[DM_SSC_A_NR_SLOTS] = { .type = NLA_U64 },
+		[DM_SSC_A_BYPASSED] = { .type = NLA_U64 },
+	};
+	struct monitor *m = arg;
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct genlmsghdr *gh = nlmsg_data(nlh);
+	struct nlattr *tb[DM_SSC_A_MAX + 1];
+	json_object *o;
+	uint32_t ev;
+
+	if (gh->cmd != DM_SSC_CMD_EVENT)
+		return NL_SKIP;
+	if (genlmsg_parse(nlh, 0, tb, DM_SSC_A_MAX, pol) < 0 ||
+	    !tb[DM_SSC_A_VOLUME] || !tb[DM_SSC_A_DEV] || !tb[DM_SSC_A_EVENT]) {
+		m->bad++;
+		err("monitor: ignoring a malformed event");
+		return NL_SKIP;
+	}
+	if (m->volume && strcmp(m->volume, nla_get_string(tb[DM_SSC_A_VOLUME])))
+		return NL_SKIP;
+	ev = nla_get_u32(tb[DM_SSC_A_EVENT]);
+	o = event_json(tb);
+	if (opt_json)
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	else
+		event_human(o, ev);
+	fflush(stdout);
+	json_object_put(o);
+	if (m->count > 0)
+		m->count--;
+	return NL_OK;
+}
+
+static int cmd_monitor(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "count", required_argument, NULL, 'c' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct monitor m = { .count = -1 };
+	struct nl_sock *sk;
+	struct timespec end = { 0, 0 }, now;
+	uint64_t v;
+	int c, grp, r, ret = EX_OK;
+	struct sigaction sa = { .sa_handler = on_sigint };
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+c:t:", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if (parse_u64(optarg, &v) || !v || v > LONG_MAX) {
+				err("monitor: --count wants a positive number");
+				return EX_USAGE;
+			}
+			m.count = (long)v;
+			break;
+		case 't':
+			if (parse_u64(optarg, &v) || !v || v > 86400 * 365) {
+				err("monitor: --timeout wants a positive number of seconds");
+				return EX_USAGE;
+			}
+			clock_gettime(CLOCK_MONOTONIC, &end);
+			end.tv_sec += (time_t)v;
+			break;
+		default:
+			err("monitor: want [--count N] [--timeout SECONDS] [VOLUME]");
+			return EX_USAGE;
+		}
+	}
+	if (argc - optind > 1) {
+		err("monitor: want [--count N] [--timeout SECONDS] [VOLUME]");
+		return EX_USAGE;
+	}
+	if (argc - optind == 1)
+		m.volume = argv[optind];
+
+	sk = nl_socket_alloc();
+	if (!sk) {
+		err("monitor: out of memory");
+		return EX_FAIL;
+	}
+	r = genl_connect(sk);
+	if (r < 0) {
+		err("monitor: cannot open a generic netlink socket: %s", nl_geterror(r));
+		ret = EX_FAIL;
+		goto out;
+	}
+	grp = genl_ctrl_resolve_grp(sk, DM_SSC_GENL_NAME, DM_SSC_GENL_MCGRP_EVENTS);
+	if (grp < 0) {
+		err("monitor: no %s netlink family: is the dm-ssc module loaded? (modprobe dm-ssc)",
+		    DM_SSC_GENL_NAME);
+		ret = EX_FAIL;
+		goto out;
+	}
+	nl_socket_disable_seq_check(sk);
+	nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, on_event, &m);
+	r = nl_socket_add_membership(sk, grp);
+	if (r < 0) {
+		err("monitor: cannot join the %s group: %s%s", DM_SSC_GENL_MCGRP_EVENTS,
+		    nl_geterror(r), r == -NLE_PERM ? " (needs CAP_NET_ADMIN)" : "");
+		ret = EX_FAIL;
+		goto out;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	fprintf(stderr, "%s: monitoring dm-ssc events%s%s\n", prog,
+		m.volume ? " of " : "", m.volume ? m.volume : "");
+
+	while (!interrupted && m.count != 0) {
+		struct pollfd pfd = { .fd = nl_socket_get_fd(sk), .events = POLLIN };
+		int ms = -1;
+
+		if (end.tv_sec) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (now.tv_sec > end.tv_sec ||
+			    (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+				break;
+			ms = (int)((end.tv_sec - now.tv_sec) * 1000 +
+				   (end.tv_nsec - now.tv_nsec) / 1000000) + 1;
+		}
+		r = poll(&pfd, 1, ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err("monitor: poll: %s", strerror(errno));
+			ret = EX_FAIL;
+			break;
+		}
+		if (!r)
+			continue;
+		r = nl_recvmsgs_default(sk);
+		if (r < 0 && r != -NLE_INTR) {
+			err("monitor: receive: %s", nl_geterror(r));
+			ret = EX_FAIL;
+			break;
+		}
+	}
+	/* --count not reached by --timeout: say so to scripts */
+	if (ret == EX_OK && !interrupted && m.count > 0)
+		ret = EX_TIMEOUT;
+out:
+	nl_socket_free(sk);
+	return ret;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -970,10 +1270,13 @@ static void usage(FILE *f)
 "         [--segment-size SIZE] [--dirty-high PCT --dirty-low PCT]\n"
 "         [--sequential-threshold SIZE] [--format]\n"
 "  remove VOLUME\n"
+"  monitor [--count N] [--timeout SECONDS] [VOLUME]\n"
+"                               print dm-ssc events (--json: one object a line)\n"
 "\n"
 "RANGE is BLOCK, FIRST-LAST or FIRST+COUNT, in cache blocks. SIZE takes K, M, G.\n"
 "MODE: writethrough (default), writeback, writearound, passthrough.\n"
-"Exit status: 0 ok, 1 refused or failed, 2 usage, 3 no such ssc volume, 130 interrupted.\n");
+"Exit status: 0 ok, 1 refused or failed, 2 usage, 3 no such ssc volume,\n"
+"4 monitor timed out before --count events, 130 interrupted.\n");
 }
 
 int main(int argc, char **argv)
@@ -1015,6 +1318,8 @@ int main(int argc, char **argv)
 		return cmd_create(argc + 1, argv - 1);
 	if (!strcmp(cmd, "remove"))
 		return cmd_remove(argc, argv);
+	if (!strcmp(cmd, "monitor"))
+		return cmd_monitor(argc + 1, argv - 1);
 	if (!strcmp(cmd, "help")) {
 		usage(stdout);
 		return EX_OK;

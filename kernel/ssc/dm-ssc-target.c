@@ -35,6 +35,9 @@
 #include <linux/bitmap.h>
 #include <linux/percpu.h>
 #include <linux/delay.h>
+#include <linux/ktime.h>
+#include <net/genetlink.h>
+#include <linux/dm-ssc.h>
 
 #include "ssc-smap.h"
 #include "ssc-engine.h"
@@ -75,6 +78,9 @@
 #define SSC_CELL_POOL		64
 #define SSC_MAX_EXISTS		BIT(20)
 
+/* At most one GC_STALL event per volume per this interval */
+#define SSC_STALL_EVENT_INTERVAL	HZ
+
 /* ti->error strings too long to sit on their line */
 #define SSC_ERR_ARGS \
 	"Not enough arguments: want <cache_dev> <origin_dev> <block_size> <#feature_args> [<feature_arg>]*"
@@ -97,6 +103,34 @@ static const char * const ssc_mode_names[] = {
 	[SSC_MODE_WRITEBACK]	= "writeback",
 	[SSC_MODE_WRITEAROUND]	= "writearound",
 	[SSC_MODE_PASSTHROUGH]	= "passthrough",
+};
+
+/*
+ * Events waiting to be sent on the netlink "events" group, and what they
+ * carry. The engine reports from any context; a work item sends.
+ */
+struct ssc_ev_data {
+	unsigned long pending;		/* BIT(DM_SSC_EVENT_*) */
+	u32 old_mode;			/* MODE */
+	u32 state;			/* STATE */
+	u32 error;
+	u64 stalls;			/* GC_STALL, since the last event */
+	u64 stall_max_ns;
+	u64 stall_total_ns;
+	u64 stall_bypassed;
+	u64 wb_blocks;			/* WRITEBACK_DONE */
+	u64 wb_us;
+	u64 rec_us;			/* RECOVERY */
+	u64 rec_replayed;
+	u64 rec_cached;
+	u64 rec_dirty;
+};
+
+struct ssc_events {
+	spinlock_t lock;		/* protects d and last_stall */
+	struct ssc_ev_data d;
+	unsigned long last_stall;	/* jiffies of the last GC_STALL event */
+	struct delayed_work work;
 };
 
 struct ssc_stats {
@@ -165,6 +199,14 @@ struct ssc_c {
 	unsigned int wb_max_blocks;
 
 	struct ssc_stats __percpu *stats;
+
+	struct mapped_device *md;
+	struct list_head vol_node;	/* on ssc_volumes */
+	bool live;			/* resumed at least once */
+	bool loaded;			/* the engine has loaded the cache */
+	ktime_t wb_all_start;		/* when writeback_all began */
+	u64 wb_all_base;		/* writebacks counted by then */
+	struct ssc_events ev;
 };
 
 /* Per-bio state, in the dm per-io data area */
@@ -184,6 +226,13 @@ struct ssc_bio {
 #define PB_BYPASS	BIT(3)	/* part of a long sequential stream */
 
 static struct kmem_cache *ssc_cell_cache;
+
+/* Every constructed ssc target, for netlink queries and mode changes */
+static LIST_HEAD(ssc_volumes);
+static DEFINE_MUTEX(ssc_volumes_lock);
+
+static void ssc_event(struct ssc_c *sc, unsigned int ev);
+static void ssc_engine_event(void *priv, enum ssc_engine_event ev, u64 a, u64 b);
 
 static void ssc_stats_sum(struct ssc_c *sc, struct ssc_stats *sum)
 {
@@ -412,6 +461,7 @@ static const struct ssc_io_ops ssc_bdev_ops = {
 	.rw = ssc_bdev_rw,
 	.discard = ssc_bdev_discard,
 	.kick_gc = ssc_kick_gc,
+	.event = ssc_engine_event,
 };
 
 /*
@@ -1151,9 +1201,18 @@ static void ssc_wb_worker(struct work_struct *work)
 	}
 	ssc_engine_get_stats(sc->eng, &st);
 	if (!st.dirty && READ_ONCE(sc->writeback_all)) {
+		struct ssc_stats sum;
+
 		/* retire: make the clean state durable */
 		ssc_flush(sc->eng);
 		WRITE_ONCE(sc->writeback_all, false);
+		ssc_stats_sum(sc, &sum);
+		spin_lock_irq(&sc->ev.lock);
+		sc->ev.d.wb_blocks = sum.writebacks >= sc->wb_all_base ?
+			sum.writebacks - sc->wb_all_base : sum.writebacks;
+		sc->ev.d.wb_us = ktime_us_delta(ktime_get(), sc->wb_all_start);
+		spin_unlock_irq(&sc->ev.lock);
+		ssc_event(sc, DM_SSC_EVENT_WRITEBACK_DONE);
 	}
 	/* space may be reclaimable now */
 	if (ssc_gc_needed(sc->eng))
@@ -1171,6 +1230,335 @@ static void ssc_commit_worker(struct work_struct *work)
 		queue_work(sc->gc_wq, &sc->gc_work);
 	if (!READ_ONCE(sc->suspended))
 		queue_delayed_work(sc->gc_wq, &sc->commit_work, SSC_COMMIT_INTERVAL);
+}
+
+/* ---------------------------------------------------------------------
+ * Netlink: the dm_ssc generic netlink family (include/uapi/linux/dm-ssc.h)
+ */
+
+static_assert((int)SSC_MODE_WRITETHROUGH == DM_SSC_MODE_WRITETHROUGH);
+static_assert((int)SSC_MODE_WRITEBACK == DM_SSC_MODE_WRITEBACK);
+static_assert((int)SSC_MODE_WRITEAROUND == DM_SSC_MODE_WRITEAROUND);
+static_assert((int)SSC_MODE_PASSTHROUGH == DM_SSC_MODE_PASSTHROUGH);
+
+enum { SSC_MCGRP_EVENTS };
+
+static const struct genl_multicast_group ssc_mcgrps[] = {
+	[SSC_MCGRP_EVENTS] = { .name = DM_SSC_GENL_MCGRP_EVENTS,
+			       .flags = GENL_MCAST_CAP_NET_ADMIN },
+};
+
+static const struct nla_policy ssc_nl_policy[DM_SSC_A_MAX + 1] = {
+	[DM_SSC_A_VOLUME] = { .type = NLA_NUL_STRING, .len = DM_SSC_VOLUME_LEN - 1 },
+};
+
+static int ssc_nl_get_doit(struct sk_buff *skb, struct genl_info *info);
+static int ssc_nl_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+
+static const struct genl_small_ops ssc_nl_ops[] = {
+	{
+		.cmd = DM_SSC_CMD_GET,
+		.flags = GENL_ADMIN_PERM,
+		.doit = ssc_nl_get_doit,
+		.dumpit = ssc_nl_get_dumpit,
+	},
+};
+
+static struct genl_family ssc_genl_family __ro_after_init = {
+	.name = DM_SSC_GENL_NAME,
+	.version = DM_SSC_GENL_VERSION,
+	.maxattr = DM_SSC_A_MAX,
+	.policy = ssc_nl_policy,
+	.module = THIS_MODULE,
+	.small_ops = ssc_nl_ops,
+	.n_small_ops = ARRAY_SIZE(ssc_nl_ops),
+	.mcgrps = ssc_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(ssc_mcgrps),
+};
+
+static u32 ssc_state(struct ssc_c *sc)
+{
+	if (ssc_engine_error(sc->eng))
+		return sc->mode == SSC_MODE_WRITEBACK ? DM_SSC_STATE_READ_ONLY :
+			DM_SSC_STATE_FAILED;
+	return READ_ONCE(sc->writeback_all) ? DM_SSC_STATE_WRITEBACK_ALL :
+		DM_SSC_STATE_OK;
+}
+
+/* The attributes every message about a volume starts with */
+static int ssc_nl_put_volume(struct sk_buff *skb, struct ssc_c *sc)
+{
+	char name[DM_NAME_LEN];
+
+	if (dm_copy_name_and_uuid(sc->md, name, NULL))
+		return -ENODEV;
+	if (nla_put_string(skb, DM_SSC_A_VOLUME, name) ||
+	    nla_put_u32(skb, DM_SSC_A_DEV, disk_devt(dm_disk(sc->md))))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int ssc_nl_put_u64(struct sk_buff *skb, int attr, u64 v)
+{
+	return nla_put_u64_64bit(skb, attr, v, DM_SSC_A_PAD);
+}
+
+/* One volume's answer to DM_SSC_CMD_GET */
+static int ssc_nl_fill(struct sk_buff *skb, struct ssc_c *sc, u32 portid,
+		       u32 seq, int flags)
+{
+	struct ssc_engine_stats st;
+	void *hdr;
+	int r;
+
+	hdr = genlmsg_put(skb, portid, seq, &ssc_genl_family, flags,
+			  DM_SSC_CMD_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	ssc_engine_get_stats(sc->eng, &st);
+	r = ssc_nl_put_volume(skb, sc);
+	if (!r && (nla_put_u32(skb, DM_SSC_A_MODE, sc->mode) ||
+		   nla_put_u32(skb, DM_SSC_A_STATE, ssc_state(sc)) ||
+		   nla_put_u32(skb, DM_SSC_A_ERROR, -st.error) ||
+		   ssc_nl_put_u64(skb, DM_SSC_A_CACHED, st.cached) ||
+		   ssc_nl_put_u64(skb, DM_SSC_A_DIRTY, st.dirty) ||
+		   ssc_nl_put_u64(skb, DM_SSC_A_NR_SLOTS, st.nr_slots)))
+		r = -EMSGSIZE;
+	if (r) {
+		genlmsg_cancel(skb, hdr);
+		return r;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+static int ssc_nl_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	char name[DM_NAME_LEN];
+	struct sk_buff *msg;
+	struct ssc_c *sc;
+	int r = -ENODEV;
+
+	if (GENL_REQ_ATTR_CHECK(info, DM_SSC_A_VOLUME))
+		return -EINVAL;
+	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&ssc_volumes_lock);
+	list_for_each_entry(sc, &ssc_volumes, vol_node) {
+		if (!sc->live || dm_copy_name_and_uuid(sc->md, name, NULL) ||
+		    nla_strcmp(info->attrs[DM_SSC_A_VOLUME], name))
+			continue;
+		r = ssc_nl_fill(msg, sc, info->snd_portid, info->snd_seq, 0);
+		break;
+	}
+	mutex_unlock(&ssc_volumes_lock);
+	if (r) {
+		nlmsg_free(msg);
+		if (r == -ENODEV)
+			NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[DM_SSC_A_VOLUME],
+					    "no live ssc volume of that name");
+		return r;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+/* cb->args[0]: how many live volumes were sent already */
+static int ssc_nl_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	long idx = 0, skip = cb->args[0];
+	struct ssc_c *sc;
+	int r = 0;
+
+	mutex_lock(&ssc_volumes_lock);
+	list_for_each_entry(sc, &ssc_volumes, vol_node) {
+		if (!sc->live)
+			continue;
+		if (idx++ < skip)
+			continue;
+		r = ssc_nl_fill(skb, sc, NETLINK_CB(cb->skb).portid,
+				cb->nlh->nlmsg_seq, NLM_F_MULTI);
+		if (r == -ENODEV) {	/* being removed: leave it out */
+			r = 0;
+			continue;
+		}
+		if (r)
+			break;
+	}
+	mutex_unlock(&ssc_volumes_lock);
+	if (r) {
+		idx--;
+		/* an empty skb means one volume does not fit at all */
+		if (!skb->len)
+			return r;
+	}
+	cb->args[0] = idx;
+	return skb->len;
+}
+
+/* Send one event; the payload is a copy taken under ev.lock. */
+static void ssc_nl_send_event(struct ssc_c *sc, unsigned int ev,
+			      const struct ssc_ev_data *p)
+{
+	struct sk_buff *skb;
+	void *hdr;
+	int r;
+
+	skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!skb)
+		return;
+	hdr = genlmsg_put(skb, 0, 0, &ssc_genl_family, 0, DM_SSC_CMD_EVENT);
+	if (!hdr)
+		goto bad;
+	r = ssc_nl_put_volume(skb, sc);
+	if (r)
+		goto bad;
+	if (nla_put_u32(skb, DM_SSC_A_EVENT, ev))
+		goto bad;
+	switch (ev) {
+	case DM_SSC_EVENT_MODE:
+		r = nla_put_u32(skb, DM_SSC_A_MODE, sc->mode) ||
+			nla_put_u32(skb, DM_SSC_A_OLD_MODE, p->old_mode);
+		break;
+	case DM_SSC_EVENT_STATE:
+		r = nla_put_u32(skb, DM_SSC_A_STATE, p->state) ||
+			nla_put_u32(skb, DM_SSC_A_ERROR, p->error);
+		break;
+	case DM_SSC_EVENT_GC_STALL:
+		r = ssc_nl_put_u64(skb, DM_SSC_A_COUNT, p->stalls) ||
+			ssc_nl_put_u64(skb, DM_SSC_A_MAX_WAIT_US,
+				       div_u64(p->stall_max_ns, NSEC_PER_USEC)) ||
+			ssc_nl_put_u64(skb, DM_SSC_A_DURATION_US,
+				       div_u64(p->stall_total_ns, NSEC_PER_USEC)) ||
+			ssc_nl_put_u64(skb, DM_SSC_A_BYPASSED, p->stall_bypassed);
+		break;
+	case DM_SSC_EVENT_WRITEBACK_DONE:
+		r = ssc_nl_put_u64(skb, DM_SSC_A_BLOCKS, p->wb_blocks) ||
+			ssc_nl_put_u64(skb, DM_SSC_A_DURATION_US, p->wb_us);
+		break;
+	case DM_SSC_EVENT_RECOVERY:
+		r = ssc_nl_put_u64(skb, DM_SSC_A_DURATION_US, p->rec_us) ||
+			ssc_nl_put_u64(skb, DM_SSC_A_REPLAYED, p->rec_replayed) ||
+			ssc_nl_put_u64(skb, DM_SSC_A_CACHED, p->rec_cached) ||
+			ssc_nl_put_u64(skb, DM_SSC_A_DIRTY, p->rec_dirty);
+		break;
+	}
+	if (r)
+		goto bad;
+	genlmsg_end(skb, hdr);
+	/* -ESRCH: nobody listens, which is fine */
+	genlmsg_multicast(&ssc_genl_family, skb, 0, SSC_MCGRP_EVENTS, GFP_KERNEL);
+	return;
+bad:
+	nlmsg_free(skb);
+}
+
+static void ssc_event_worker(struct work_struct *work)
+{
+	struct ssc_c *sc = container_of(to_delayed_work(work), struct ssc_c,
+					ev.work);
+	struct ssc_ev_data p;
+	unsigned long delay = 0;
+	unsigned int ev;
+
+	spin_lock_irq(&sc->ev.lock);
+	p = sc->ev.d;
+	sc->ev.d.pending = 0;
+	if (p.pending & BIT(DM_SSC_EVENT_GC_STALL)) {
+		/* stalls are coalesced: one event per interval at most */
+		if (sc->ev.last_stall &&
+		    time_before(jiffies, sc->ev.last_stall + SSC_STALL_EVENT_INTERVAL)) {
+			delay = sc->ev.last_stall + SSC_STALL_EVENT_INTERVAL - jiffies;
+			sc->ev.d.pending = BIT(DM_SSC_EVENT_GC_STALL);
+			p.pending &= ~BIT(DM_SSC_EVENT_GC_STALL);
+		} else {
+			sc->ev.last_stall = jiffies;
+			sc->ev.d.stalls = 0;
+			sc->ev.d.stall_max_ns = 0;
+			sc->ev.d.stall_total_ns = 0;
+			sc->ev.d.stall_bypassed = 0;
+		}
+	}
+	spin_unlock_irq(&sc->ev.lock);
+
+	for (ev = 1; ev <= DM_SSC_EVENT_MAX; ev++)
+		if (p.pending & BIT(ev))
+			ssc_nl_send_event(sc, ev, &p);
+	if (delay)
+		queue_delayed_work(system_wq, &sc->ev.work, delay);
+}
+
+/* Queue an event whose payload is in sc->ev already. Any context. */
+static void ssc_event(struct ssc_c *sc, unsigned int ev)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&sc->ev.lock, flags);
+	sc->ev.d.pending |= BIT(ev);
+	spin_unlock_irqrestore(&sc->ev.lock, flags);
+	mod_delayed_work(system_wq, &sc->ev.work, 0);
+}
+
+/* The engine's reports: failure and stalls. Any context, must not sleep. */
+static void ssc_engine_event(void *priv, enum ssc_engine_event ev, u64 a, u64 b)
+{
+	struct ssc_c *sc = priv;
+	unsigned long flags;
+
+	spin_lock_irqsave(&sc->ev.lock, flags);
+	switch (ev) {
+	case SSC_ENG_FAILED:
+		sc->ev.d.state = sc->mode == SSC_MODE_WRITEBACK ?
+			DM_SSC_STATE_READ_ONLY : DM_SSC_STATE_FAILED;
+		sc->ev.d.error = a;
+		sc->ev.d.pending |= BIT(DM_SSC_EVENT_STATE);
+		break;
+	case SSC_ENG_STALL:
+		sc->ev.d.stalls++;
+		sc->ev.d.stall_total_ns += a;
+		sc->ev.d.stall_max_ns = max(sc->ev.d.stall_max_ns, a);
+		sc->ev.d.stall_bypassed += b;
+		sc->ev.d.pending |= BIT(DM_SSC_EVENT_GC_STALL);
+		break;
+	}
+	spin_unlock_irqrestore(&sc->ev.lock, flags);
+	/* a pending (delayed) GC_STALL send is not pulled forward */
+	queue_delayed_work(system_wq, &sc->ev.work, 0);
+}
+
+/*
+ * First resume of a table that replaced another on the same device: say
+ * when the mode changed, or when a failed cache is back.
+ */
+static void ssc_note_reload(struct ssc_c *sc)
+{
+	struct ssc_c *old;
+	bool mode = false, ok = false;
+
+	if (sc->live)
+		return;
+	mutex_lock(&ssc_volumes_lock);
+	list_for_each_entry(old, &ssc_volumes, vol_node) {
+		if (old == sc || old->md != sc->md || !old->live)
+			continue;
+		spin_lock_irq(&sc->ev.lock);
+		if (old->mode != sc->mode) {
+			sc->ev.d.old_mode = old->mode;
+			mode = true;
+		}
+		if (ssc_engine_error(old->eng) && !ssc_engine_error(sc->eng)) {
+			sc->ev.d.state = DM_SSC_STATE_OK;
+			sc->ev.d.error = 0;
+			ok = true;
+		}
+		spin_unlock_irq(&sc->ev.lock);
+	}
+	sc->live = true;
+	mutex_unlock(&ssc_volumes_lock);
+	if (mode)
+		ssc_event(sc, DM_SSC_EVENT_MODE);
+	if (ok)
+		ssc_event(sc, DM_SSC_EVENT_STATE);
 }
 
 /* ---------------------------------------------------------------------
@@ -1341,6 +1729,9 @@ static void ssc_dtr(struct dm_target *ti)
 	struct ssc_c *sc = ti->private;
 	unsigned int i;
 
+	mutex_lock(&ssc_volumes_lock);
+	list_del_init(&sc->vol_node);
+	mutex_unlock(&ssc_volumes_lock);
 	if (sc->wq)
 		destroy_workqueue(sc->wq);
 	if (sc->wb_wq)
@@ -1350,6 +1741,8 @@ static void ssc_dtr(struct dm_target *ti)
 		destroy_workqueue(sc->gc_wq);
 	}
 	ssc_engine_destroy(sc->eng);
+	/* nothing can raise an event now: background work and the engine are gone */
+	cancel_delayed_work_sync(&sc->ev.work);
 	if (sc->wb_pages) {
 		for (i = 0; i < sc->wb_npages; i++)
 			if (sc->wb_pages[i])
@@ -1440,6 +1833,10 @@ static int ssc_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	sc->dirty_low = SSC_DEF_DIRTY_LOW;
 	spin_lock_init(&sc->seq_lock);
 	sc->suspended = true;
+	sc->md = dm_table_get_md(ti->table);
+	INIT_LIST_HEAD(&sc->vol_node);
+	spin_lock_init(&sc->ev.lock);
+	INIT_DELAYED_WORK(&sc->ev.work, ssc_event_worker);
 	ti->private = sc;
 
 	as.argc = argc;
@@ -1513,6 +1910,10 @@ static int ssc_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->per_io_data_size = sizeof(struct ssc_bio);
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
+
+	mutex_lock(&ssc_volumes_lock);
+	list_add_tail(&sc->vol_node, &ssc_volumes);
+	mutex_unlock(&ssc_volumes_lock);
 	return 0;
 
 bad:
@@ -1529,6 +1930,8 @@ static int ssc_preresume(struct dm_target *ti)
 	struct ssc_c *sc = ti->private;
 	struct ssc_engine_stats st;
 	const char *err = "";
+	ktime_t start = ktime_get();
+	bool first = !sc->loaded;
 	int r;
 
 	r = ssc_engine_load(sc->eng, sc->mode == SSC_MODE_WRITEBACK, &err);
@@ -1537,6 +1940,7 @@ static int ssc_preresume(struct dm_target *ti)
 		      dm_table_device_name(ti->table), err, r);
 		return r;
 	}
+	sc->loaded = true;
 	ssc_engine_get_stats(sc->eng, &st);
 	if (sc->mode == SSC_MODE_PASSTHROUGH && st.dirty) {
 		DMERR("%s: passthrough needs a clean cache, %llu blocks are dirty; %s",
@@ -1544,10 +1948,21 @@ static int ssc_preresume(struct dm_target *ti)
 		      "write them back first (message writeback_all)");
 		return -EBUSY;
 	}
-	if (st.recovered)
-		DMINFO("%s: recovered from a crash: %llu cached, %llu dirty, %llu replayed",
-		       dm_table_device_name(ti->table), (unsigned long long)st.cached,
-		       (unsigned long long)st.dirty, (unsigned long long)st.replayed);
+	if (first && st.recovered) {
+		u64 us = ktime_us_delta(ktime_get(), start);
+
+		DMINFO("%s: crash recovery took %llu us: %llu cached, %llu dirty, %llu replayed",
+		       dm_table_device_name(ti->table), (unsigned long long)us,
+		       (unsigned long long)st.cached, (unsigned long long)st.dirty,
+		       (unsigned long long)st.replayed);
+		spin_lock_irq(&sc->ev.lock);
+		sc->ev.d.rec_us = us;
+		sc->ev.d.rec_replayed = st.replayed;
+		sc->ev.d.rec_cached = st.cached;
+		sc->ev.d.rec_dirty = st.dirty;
+		spin_unlock_irq(&sc->ev.lock);
+		ssc_event(sc, DM_SSC_EVENT_RECOVERY);
+	}
 	return 0;
 }
 
@@ -1555,6 +1970,7 @@ static void ssc_resume(struct dm_target *ti)
 {
 	struct ssc_c *sc = ti->private;
 
+	ssc_note_reload(sc);
 	WRITE_ONCE(sc->suspended, false);
 	queue_delayed_work(sc->gc_wq, &sc->commit_work, SSC_COMMIT_INTERVAL);
 	ssc_maybe_kick_writeback(sc);
@@ -1731,6 +2147,15 @@ static int ssc_message(struct dm_target *ti, unsigned int argc, char **argv,
 	if (argc == 1 && !strcasecmp(argv[0], "checkpoint"))
 		return ssc_checkpoint(sc->eng);
 	if (argc == 1 && !strcasecmp(argv[0], "writeback_all")) {
+		spin_lock_irq(&sc->ev.lock);
+		if (!READ_ONCE(sc->writeback_all)) {
+			struct ssc_stats sum;
+
+			ssc_stats_sum(sc, &sum);
+			sc->wb_all_base = sum.writebacks;
+			sc->wb_all_start = ktime_get();
+		}
+		spin_unlock_irq(&sc->ev.lock);
 		WRITE_ONCE(sc->writeback_all, true);
 		if (!READ_ONCE(sc->suspended))
 			queue_work(sc->wb_wq, &sc->wb_work);
@@ -1801,12 +2226,17 @@ static int __init dm_ssc_init(void)
 	r = ssc_smap_global_init();
 	if (r)
 		goto bad_smap;
+	r = genl_register_family(&ssc_genl_family);
+	if (r)
+		goto bad_genl;
 	r = dm_register_target(&ssc_target);
 	if (r)
 		goto bad_register;
 	return 0;
 
 bad_register:
+	genl_unregister_family(&ssc_genl_family);
+bad_genl:
 	ssc_smap_global_exit();
 bad_smap:
 	kmem_cache_destroy(ssc_cell_cache);
@@ -1816,6 +2246,7 @@ bad_smap:
 static void __exit dm_ssc_exit(void)
 {
 	dm_unregister_target(&ssc_target);
+	genl_unregister_family(&ssc_genl_family);
 	ssc_smap_global_exit();
 	kmem_cache_destroy(ssc_cell_cache);
 }

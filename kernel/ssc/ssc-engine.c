@@ -96,6 +96,8 @@ struct ssc_engine {
 	struct ssc_seg *segs;
 	u32 free_segs;
 	u32 gc_reserve;		/* segments only GC may open */
+	ktime_t stall_start;	/* when reservations began to fail, or 0 */
+	u64 stall_refused;	/* reservations refused since then */
 	u32 gc_low, gc_high;	/* start GC below low, stop at high */
 	u32 alloc_cursor;
 	wait_queue_head_t space_wq;
@@ -174,6 +176,8 @@ static void ssc_set_error(struct ssc_engine *e, int r)
 		       r);
 		WRITE_ONCE(e->error, r);
 		wake_up_all(&e->space_wq);
+		if (e->ops->event)
+			e->ops->event(e->priv, SSC_ENG_FAILED, -r, 0);
 	}
 }
 
@@ -1216,19 +1220,34 @@ static int __ssc_reserve(struct ssc_engine *e, u64 oblock, bool gc,
  */
 int ssc_reserve(struct ssc_engine *e, u64 oblock, bool wait, struct ssc_loc *loc)
 {
+	u64 ns = 0, refused = 0;
 	int r;
 
 	for (;;) {
 		mutex_lock(&e->lock);
 		r = __ssc_reserve(e, oblock, false, loc);
+		/* a space shortage lasts from the first refusal to the next success */
+		if (r == -ENOSPC) {
+			if (!e->stall_start)
+				e->stall_start = ktime_get();
+			e->stall_refused++;
+		} else if (!r && e->stall_start) {
+			ns = ktime_to_ns(ktime_sub(ktime_get(), e->stall_start));
+			refused = e->stall_refused;
+			e->stall_start = 0;
+			e->stall_refused = 0;
+		}
 		mutex_unlock(&e->lock);
 		if (r != -ENOSPC || !wait)
-			return r;
+			break;
 		if (e->ops->kick_gc)
 			e->ops->kick_gc(e->priv);
 		wait_event(e->space_wq, READ_ONCE(e->free_segs) > e->gc_reserve ||
 			   READ_ONCE(e->error));
 	}
+	if (refused && e->ops->event)
+		e->ops->event(e->priv, SSC_ENG_STALL, ns, refused);
+	return r;
 }
 
 void ssc_unreserve(struct ssc_engine *e, const struct ssc_loc *loc)
@@ -1872,6 +1891,20 @@ int ssc_engine_load(struct ssc_engine *e, bool want_dirty_table, const char **er
 	ret = -ENOMEM;
 	*err = "Out of memory loading the cache";
 	if (!h[0] || !h[1] || !suspect)
+		goto out;
+
+	/*
+	 * Read the superblock again: the copy taken by ssc_engine_create() may
+	 * predate the clean shutdown of the table this one replaces, and its
+	 * clean flag is what tells a crash from a reload.
+	 */
+	ret = e->ops->rw(e->priv, REQ_OP_READ, 0, h[0], SSC_MBLOCK_SIZE);
+	if (ret) {
+		*err = "Cannot read the cache superblock";
+		goto out;
+	}
+	ret = ssc_check_sb(e, h[0], err);
+	if (ret)
 		goto out;
 
 	r[0] = ssc_read_ckpt_hdr(e, 0, h[0]);

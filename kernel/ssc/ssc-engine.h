@@ -30,6 +30,15 @@
 
 struct ssc_engine;
 
+enum ssc_engine_event {
+	SSC_ENG_FAILED,		/* a: the errno that failed the cache (> 0) */
+	/*
+	 * A space shortage ended: for a ns no segment was free (garbage
+	 * collection fell behind) and b reservations were refused or waited.
+	 */
+	SSC_ENG_STALL,
+};
+
 /* I/O on the cache device, done synchronously. len == 0: a cache flush. */
 struct ssc_io_ops {
 	int (*rw)(void *priv, blk_opf_t opf, sector_t sector, void *buf,
@@ -37,6 +46,11 @@ struct ssc_io_ops {
 	int (*discard)(void *priv, sector_t sector, sector_t nr_sects);
 	/* called when garbage collection should run; may be NULL */
 	void (*kick_gc)(void *priv);
+	/*
+	 * Something the cache manager may report; may be NULL. Called in any
+	 * context, possibly under the engine's locks: it must not sleep.
+	 */
+	void (*event)(void *priv, enum ssc_engine_event ev, u64 a, u64 b);
 };
 
 struct ssc_geometry {
