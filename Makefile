@@ -3,7 +3,7 @@
 #   make               build the kernel modules (against KDIR) and the user tools
 #   make check         every test: lint, KUnit (UML), VM suites on 6.12, 6.1 and the debug kernel
 #   make lint          checkpatch --strict and sparse over kernel/
-#   make demo          boot a VM, create an ssc volume, run fio, print its status
+#   make demo          boot a VM, create an ssc volume with hcctl, replay a trace, show status and events
 #   make bench         dm-ssc against raw flash, dm-cache and dm-writecache in one VM run
 #   make vm-shell      a shell in the VM with the modules loaded (KFLAVOR=6.12|6.1|debug)
 #   make deps          install what all of the above needs (Debian packages)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Boot Debian's 6.12 kernel under QEMU, build a cached volume over an emulated slow
-# disk, run fio through it and print its table and status (tests/vm/suites/demo.sh).
+# Boot Debian's 6.12 kernel under QEMU; hcctl creates a cached volume over an emulated
+# slow disk, fio replays synthetic traces against it, hcctl shows its status and the
+# events it saw (tests/vm/suites/demo.sh).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 "$SSC_TOP/scripts/deps.sh" >&2
