@@ -36,6 +36,16 @@
 
 #define HCCTL_VERSION "0.1"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* the kernel's mode numbers (netlink) and the table line's mode words */
+static const char *const mode_names[] = {
+	[DM_SSC_MODE_WRITETHROUGH] = "writethrough",
+	[DM_SSC_MODE_WRITEBACK] = "writeback",
+	[DM_SSC_MODE_WRITEAROUND] = "writearound",
+	[DM_SSC_MODE_PASSTHROUGH] = "passthrough",
+};
+
 /* exit codes */
 enum {
 	EX_OK = 0,
@@ -771,6 +781,7 @@ static int cmd_create(int argc, char **argv)
 	struct bdev_info cb, ob;
 	char table[512], feat[256];
 	unsigned int nfeat = 1;
+	size_t i;
 	struct dm_task *dmt;
 	uint32_t cookie = 0;
 	int c, r;
@@ -819,8 +830,9 @@ static int cmd_create(int argc, char **argv)
 		err("create: bad volume name '%s'", name);
 		return EX_USAGE;
 	}
-	if (strcmp(mode, "writethrough") && strcmp(mode, "writeback") &&
-	    strcmp(mode, "writearound") && strcmp(mode, "passthrough")) {
+	for (i = 0; i < ARRAY_SIZE(mode_names) && strcmp(mode, mode_names[i]); i++)
+		;
+	if (i == ARRAY_SIZE(mode_names)) {
 		err("create: bad mode '%s': want writethrough, writeback, writearound or passthrough",
 		    mode);
 		return EX_USAGE;
@@ -965,13 +977,6 @@ static int cmd_remove(int argc, char **argv)
  * monitor: dm_ssc netlink events
  */
 
-static const char *const mode_names[] = {
-	[DM_SSC_MODE_WRITETHROUGH] = "writethrough",
-	[DM_SSC_MODE_WRITEBACK] = "writeback",
-	[DM_SSC_MODE_WRITEAROUND] = "writearound",
-	[DM_SSC_MODE_PASSTHROUGH] = "passthrough",
-};
-
 static const char *const state_names[] = {
 	[DM_SSC_STATE_OK] = "ok",
 	[DM_SSC_STATE_WRITEBACK_ALL] = "writeback_all",
@@ -987,13 +992,9 @@ static const char *const event_names[] = {
 	[DM_SSC_EVENT_RECOVERY] = "recovery",
 };
 
-#define NAME_OF(tab, v) \
-	((v) < sizeof(tab) / sizeof((tab)[0]) && (tab)[v] ? (tab)[v] : "unknown")
-
 struct monitor {
 	const char *volume;	/* only this one, or NULL */
 	long count;		/* events left to print; < 0: no limit */
-	int bad;		/* malformed messages seen */
 };
 
 static void mon_u64(json_object *o, const char *key, struct nlattr *a)
@@ -1002,8 +1003,9 @@ static void mon_u64(json_object *o, const char *key, struct nlattr *a)
 		json_object_object_add(o, key, json_object_new_uint64(nla_get_u64(a)));
 }
 
-static void mon_name(json_object *o, const char *key, struct nlattr *a,
-		     const char *const *tab, size_t n)
+#define mon_name(o, key, a, tab) mon_name_n(o, key, a, tab, ARRAY_SIZE(tab))
+static void mon_name_n(json_object *o, const char *key, struct nlattr *a,
+		       const char *const *tab, size_t n)
 {
 	uint32_t v;
 
@@ -1031,14 +1033,10 @@ static json_object *event_json(struct nlattr **tb)
 	json_object_object_add(o, "time", json_object_new_string(when));
 	json_object_object_add(o, "volume", json_object_new_string(nla_get_string(tb[DM_SSC_A_VOLUME])));
 	json_object_object_add(o, "dev", json_object_new_string(dev));
-	mon_name(o, "event", tb[DM_SSC_A_EVENT], event_names,
-		 sizeof(event_names) / sizeof(event_names[0]));
-	mon_name(o, "mode", tb[DM_SSC_A_MODE], mode_names,
-		 sizeof(mode_names) / sizeof(mode_names[0]));
-	mon_name(o, "old_mode", tb[DM_SSC_A_OLD_MODE], mode_names,
-		 sizeof(mode_names) / sizeof(mode_names[0]));
-	mon_name(o, "state", tb[DM_SSC_A_STATE], state_names,
-		 sizeof(state_names) / sizeof(state_names[0]));
+	mon_name(o, "event", tb[DM_SSC_A_EVENT], event_names);
+	mon_name(o, "mode", tb[DM_SSC_A_MODE], mode_names);
+	mon_name(o, "old_mode", tb[DM_SSC_A_OLD_MODE], mode_names);
+	mon_name(o, "state", tb[DM_SSC_A_STATE], state_names);
 	if (tb[DM_SSC_A_ERROR])
 		json_object_object_add(o, "error", json_object_new_int64(nla_get_u32(tb[DM_SSC_A_ERROR])));
 	mon_u64(o, "stalls", tb[DM_SSC_A_COUNT]);
@@ -1122,7 +1120,6 @@ static int on_event(struct nl_msg *msg, void *arg)
 		return NL_SKIP;
 	if (genlmsg_parse(nlh, 0, tb, DM_SSC_A_MAX, pol) < 0 ||
 	    !tb[DM_SSC_A_VOLUME] || !tb[DM_SSC_A_DEV] || !tb[DM_SSC_A_EVENT]) {
-		m->bad++;
 		err("monitor: ignoring a malformed event");
 		return NL_SKIP;
 	}

@@ -111,9 +111,7 @@ static const char * const ssc_mode_names[] = {
  */
 struct ssc_ev_data {
 	unsigned long pending;		/* BIT(DM_SSC_EVENT_*) */
-	u32 old_mode;			/* MODE */
-	u32 state;			/* STATE */
-	u32 error;
+	u32 old_mode;			/* MODE; STATE is read when sent */
 	u64 stalls;			/* GC_STALL, since the last event */
 	u64 stall_max_ns;
 	u64 stall_total_ns;
@@ -1421,8 +1419,9 @@ static void ssc_nl_send_event(struct ssc_c *sc, unsigned int ev,
 			nla_put_u32(skb, DM_SSC_A_OLD_MODE, p->old_mode);
 		break;
 	case DM_SSC_EVENT_STATE:
-		r = nla_put_u32(skb, DM_SSC_A_STATE, p->state) ||
-			nla_put_u32(skb, DM_SSC_A_ERROR, p->error);
+		/* a failed engine never recovers: the state now is the one to report */
+		r = nla_put_u32(skb, DM_SSC_A_STATE, ssc_state(sc)) ||
+			nla_put_u32(skb, DM_SSC_A_ERROR, -ssc_engine_error(sc->eng));
 		break;
 	case DM_SSC_EVENT_GC_STALL:
 		r = ssc_nl_put_u64(skb, DM_SSC_A_COUNT, p->stalls) ||
@@ -1508,9 +1507,6 @@ static void ssc_engine_event(void *priv, enum ssc_engine_event ev, u64 a, u64 b)
 	spin_lock_irqsave(&sc->ev.lock, flags);
 	switch (ev) {
 	case SSC_ENG_FAILED:
-		sc->ev.d.state = sc->mode == SSC_MODE_WRITEBACK ?
-			DM_SSC_STATE_READ_ONLY : DM_SSC_STATE_FAILED;
-		sc->ev.d.error = a;
 		sc->ev.d.pending |= BIT(DM_SSC_EVENT_STATE);
 		break;
 	case SSC_ENG_STALL:
@@ -1546,12 +1542,8 @@ static void ssc_note_reload(struct ssc_c *sc)
 			sc->ev.d.old_mode = old->mode;
 			mode = true;
 		}
-		if (ssc_engine_error(old->eng) && !ssc_engine_error(sc->eng)) {
-			sc->ev.d.state = DM_SSC_STATE_OK;
-			sc->ev.d.error = 0;
-			ok = true;
-		}
 		spin_unlock_irq(&sc->ev.lock);
+		ok = ssc_engine_error(old->eng) && !ssc_engine_error(sc->eng);
 	}
 	sc->live = true;
 	mutex_unlock(&ssc_volumes_lock);
@@ -2005,12 +1997,12 @@ static void ssc_postsuspend(struct dm_target *ti)
  * Status and messages
  */
 
-static const char *ssc_state_name(struct ssc_c *sc, const struct ssc_engine_stats *st)
-{
-	if (!st->error)
-		return READ_ONCE(sc->writeback_all) ? "writeback_all" : "ok";
-	return sc->mode == SSC_MODE_WRITEBACK ? "read_only" : "failed";
-}
+static const char * const ssc_state_names[] = {
+	[DM_SSC_STATE_OK]		= "ok",
+	[DM_SSC_STATE_WRITEBACK_ALL]	= "writeback_all",
+	[DM_SSC_STATE_READ_ONLY]	= "read_only",
+	[DM_SSC_STATE_FAILED]		= "failed",
+};
 
 static void ssc_status(struct dm_target *ti, status_type_t type,
 		       unsigned int status_flags, char *result, unsigned int maxlen)
@@ -2038,7 +2030,7 @@ static void ssc_status(struct dm_target *ti, status_type_t type,
 		DMEMIT("%llu %llu %llu %llu %llu %llu %s",
 		       (unsigned long long)st.ram_bytes, st.recovered, st.replayed,
 		       s.cache_errors, s.origin_errors, s.bypassed,
-		       ssc_state_name(sc, &st));
+		       ssc_state_names[ssc_state(sc)]);
 		break;
 	case STATUSTYPE_TABLE:
 		DMEMIT("%s %s %llu 9 %s segment_size %llu dirty_high %u dirty_low %u",
