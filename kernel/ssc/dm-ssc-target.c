@@ -70,6 +70,12 @@
 
 /* Largest origin write made by write-back from contiguous dirty blocks */
 #define SSC_WB_MAX_BYTES	(256 * 1024)
+/*
+ * Write-back runs in flight at once. Dirty blocks are mostly scattered, so
+ * a run is often one block and its FUA write one origin round trip: one lane
+ * alone writes back fewer blocks a second than a random-write workload dirties.
+ */
+#define SSC_WB_LANES		4
 
 /* Group commit interval for write_clean and clean records */
 #define SSC_COMMIT_INTERVAL	HZ
@@ -191,9 +197,15 @@ struct ssc_c {
 	struct hlist_head cells[1 << SSC_CELL_HASH_BITS];
 	wait_queue_head_t cell_wq;
 
-	struct mutex wb_lock;		/* one write-back run at a time */
-	struct page **wb_pages;
-	unsigned int wb_npages;
+	/* write-back: wb_work starts the lanes and waits for them */
+	struct workqueue_struct *wb_lane_wq;
+	struct ssc_wb_lane {
+		struct ssc_c *sc;
+		struct work_struct work;
+		struct mutex lock;	/* one run at a time in this buffer */
+		struct page **pages;
+	} wb_lanes[SSC_WB_LANES];
+	unsigned int wb_npages;		/* pages of each lane's buffer */
 	unsigned int wb_max_blocks;
 
 	struct ssc_stats __percpu *stats;
@@ -1088,10 +1100,12 @@ static void ssc_gc_worker(struct work_struct *work)
 
 /*
  * Write back a run of at most @max contiguous dirty blocks starting at
- * @first, holding their cells; returns the number of blocks written back,
- * or an error. Runs are serialized: they share one buffer.
+ * @first, holding their cells, through @lane's buffer; returns the number of
+ * blocks written back, or an error. Runs of different lanes proceed in
+ * parallel: the cells keep them off each other's blocks.
  */
-static int ssc_writeback_run(struct ssc_c *sc, u64 first, u64 max)
+static int ssc_writeback_run(struct ssc_c *sc, struct ssc_wb_lane *lane,
+			     u64 first, u64 max)
 {
 	size_t bbytes = sc->block_sectors << SECTOR_SHIFT;
 	unsigned int ppb = DIV_ROUND_UP(bbytes, PAGE_SIZE);
@@ -1100,11 +1114,11 @@ static int ssc_writeback_run(struct ssc_c *sc, u64 first, u64 max)
 	struct bio *bio;
 	int r = 0;
 
-	mutex_lock(&sc->wb_lock);
+	mutex_lock(&lane->lock);
 	cells[0] = ssc_cell_lock(sc, first);
 	if (ssc_peek(sc->eng, first) != SSC_DIRTY) {
 		ssc_cell_put(sc, cells[0]);
-		mutex_unlock(&sc->wb_lock);
+		mutex_unlock(&lane->lock);
 		return 0;
 	}
 	n = 1;
@@ -1136,7 +1150,7 @@ static int ssc_writeback_run(struct ssc_c *sc, u64 first, u64 max)
 		bio = bio_alloc(sc->cache_dev->bdev, ppb, REQ_OP_READ, GFP_NOIO);
 		bio->bi_iter.bi_sector = loc.sector;
 		for (j = 0; j < ppb; j++)
-			__bio_add_page(bio, sc->wb_pages[i * ppb + j],
+			__bio_add_page(bio, lane->pages[i * ppb + j],
 				       min_t(size_t, PAGE_SIZE, bbytes - j * PAGE_SIZE), 0);
 		r = submit_bio_wait(bio);
 		bio_put(bio);
@@ -1152,7 +1166,7 @@ static int ssc_writeback_run(struct ssc_c *sc, u64 first, u64 max)
 		bio->bi_iter.bi_sector = first << sc->block_shift;
 		for (i = 0; i < n; i++)
 			for (j = 0; j < ppb; j++)
-				__bio_add_page(bio, sc->wb_pages[i * ppb + j],
+				__bio_add_page(bio, lane->pages[i * ppb + j],
 					       min_t(size_t, PAGE_SIZE, bbytes - j * PAGE_SIZE), 0);
 		r = submit_bio_wait(bio);
 		bio_put(bio);
@@ -1164,13 +1178,15 @@ static int ssc_writeback_run(struct ssc_c *sc, u64 first, u64 max)
 			this_cpu_inc(sc->stats->writebacks);
 		ssc_cell_put(sc, cells[i]);
 	}
-	mutex_unlock(&sc->wb_lock);
+	mutex_unlock(&lane->lock);
 	return r ? r : n;
 }
 
-static void ssc_wb_worker(struct work_struct *work)
+/* One lane: write back the oldest dirty blocks until there are few enough. */
+static void ssc_wb_lane_worker(struct work_struct *work)
 {
-	struct ssc_c *sc = container_of(work, struct ssc_c, wb_work);
+	struct ssc_wb_lane *lane = container_of(work, struct ssc_wb_lane, work);
+	struct ssc_c *sc = lane->sc;
 	struct ssc_engine_stats st;
 	u64 target, ob;
 	int r;
@@ -1189,7 +1205,7 @@ static void ssc_wb_worker(struct work_struct *work)
 			break;
 		if (ssc_next_dirty(sc->eng, &ob))
 			break;
-		r = ssc_writeback_run(sc, ob, U64_MAX);
+		r = ssc_writeback_run(sc, lane, ob, U64_MAX);
 		if (r < 0 && r != -ESTALE) {
 			DMERR_LIMIT("write-back of block %llu failed: %d",
 				    (unsigned long long)ob, r);
@@ -1197,6 +1213,18 @@ static void ssc_wb_worker(struct work_struct *work)
 		}
 		cond_resched();
 	}
+}
+
+static void ssc_wb_worker(struct work_struct *work)
+{
+	struct ssc_c *sc = container_of(work, struct ssc_c, wb_work);
+	struct ssc_engine_stats st;
+	unsigned int i;
+
+	for (i = 0; i < SSC_WB_LANES; i++)
+		queue_work(sc->wb_lane_wq, &sc->wb_lanes[i].work);
+	for (i = 0; i < SSC_WB_LANES; i++)
+		flush_work(&sc->wb_lanes[i].work);
 	ssc_engine_get_stats(sc->eng, &st);
 	if (!st.dirty && READ_ONCE(sc->writeback_all)) {
 		struct ssc_stats sum;
@@ -1719,15 +1747,18 @@ static int ssc_check_geometry(struct ssc_c *sc)
 static void ssc_dtr(struct dm_target *ti)
 {
 	struct ssc_c *sc = ti->private;
-	unsigned int i;
+	unsigned int i, l;
 
 	mutex_lock(&ssc_volumes_lock);
 	list_del_init(&sc->vol_node);
 	mutex_unlock(&ssc_volumes_lock);
 	if (sc->wq)
 		destroy_workqueue(sc->wq);
+	/* write-back's lanes are only started and waited for by wb_work */
 	if (sc->wb_wq)
 		destroy_workqueue(sc->wb_wq);
+	if (sc->wb_lane_wq)
+		destroy_workqueue(sc->wb_lane_wq);
 	if (sc->gc_wq) {
 		cancel_delayed_work_sync(&sc->commit_work);
 		destroy_workqueue(sc->gc_wq);
@@ -1735,11 +1766,15 @@ static void ssc_dtr(struct dm_target *ti)
 	ssc_engine_destroy(sc->eng);
 	/* nothing can raise an event now: background work and the engine are gone */
 	cancel_delayed_work_sync(&sc->ev.work);
-	if (sc->wb_pages) {
+	for (l = 0; l < SSC_WB_LANES; l++) {
+		struct page **pages = sc->wb_lanes[l].pages;
+
+		if (!pages)
+			continue;
 		for (i = 0; i < sc->wb_npages; i++)
-			if (sc->wb_pages[i])
-				__free_page(sc->wb_pages[i]);
-		kfree(sc->wb_pages);
+			if (pages[i])
+				__free_page(pages[i]);
+		kfree(pages);
 	}
 	mempool_exit(&sc->cell_pool);
 	bioset_exit(&sc->bs);
@@ -1754,7 +1789,7 @@ static void ssc_dtr(struct dm_target *ti)
 static int ssc_alloc(struct ssc_c *sc)
 {
 	struct dm_target *ti = sc->ti;
-	unsigned int i, npages;
+	unsigned int i, l, npages;
 
 	sc->stats = alloc_percpu(struct ssc_stats);
 	if (!sc->stats)
@@ -1767,7 +1802,6 @@ static int ssc_alloc(struct ssc_c *sc)
 	INIT_WORK(&sc->wb_work, ssc_wb_worker);
 	INIT_DELAYED_WORK(&sc->commit_work, ssc_commit_worker);
 	spin_lock_init(&sc->cell_lock);
-	mutex_init(&sc->wb_lock);
 	init_waitqueue_head(&sc->cell_wq);
 	for (i = 0; i < ARRAY_SIZE(sc->cells); i++)
 		INIT_HLIST_HEAD(&sc->cells[i]);
@@ -1776,14 +1810,21 @@ static int ssc_alloc(struct ssc_c *sc)
 				  SSC_WB_MAX_BYTES / (sc->block_sectors << SECTOR_SHIFT));
 	npages = sc->wb_max_blocks *
 		DIV_ROUND_UP(sc->block_sectors << SECTOR_SHIFT, PAGE_SIZE);
-	sc->wb_pages = kcalloc(npages, sizeof(struct page *), GFP_KERNEL);
-	if (!sc->wb_pages)
-		return -ENOMEM;
 	sc->wb_npages = npages;
-	for (i = 0; i < npages; i++) {
-		sc->wb_pages[i] = alloc_page(GFP_KERNEL);
-		if (!sc->wb_pages[i])
+	for (l = 0; l < SSC_WB_LANES; l++) {
+		struct ssc_wb_lane *lane = &sc->wb_lanes[l];
+
+		lane->sc = sc;
+		INIT_WORK(&lane->work, ssc_wb_lane_worker);
+		mutex_init(&lane->lock);
+		lane->pages = kcalloc(npages, sizeof(struct page *), GFP_KERNEL);
+		if (!lane->pages)
 			return -ENOMEM;
+		for (i = 0; i < npages; i++) {
+			lane->pages[i] = alloc_page(GFP_KERNEL);
+			if (!lane->pages[i])
+				return -ENOMEM;
+		}
 	}
 
 	sc->wq = alloc_workqueue("dm-ssc-io/%s", WQ_MEM_RECLAIM, 0,
@@ -1792,7 +1833,9 @@ static int ssc_alloc(struct ssc_c *sc)
 					    dm_table_device_name(ti->table));
 	sc->wb_wq = alloc_ordered_workqueue("dm-ssc-wb/%s", WQ_MEM_RECLAIM,
 					    dm_table_device_name(ti->table));
-	if (!sc->wq || !sc->gc_wq || !sc->wb_wq)
+	sc->wb_lane_wq = alloc_workqueue("dm-ssc-wbl/%s", WQ_MEM_RECLAIM | WQ_UNBOUND,
+					 SSC_WB_LANES, dm_table_device_name(ti->table));
+	if (!sc->wq || !sc->gc_wq || !sc->wb_wq || !sc->wb_lane_wq)
 		return -ENOMEM;
 	return 0;
 }
@@ -2089,7 +2132,8 @@ static int ssc_msg_clean(struct ssc_c *sc, u64 start, u64 count)
 
 	for (ob = start; ob < start + count && r >= 0; ob++) {
 		if (ssc_peek(sc->eng, ob) == SSC_DIRTY)
-			r = ssc_writeback_run(sc, ob, start + count - ob);
+			r = ssc_writeback_run(sc, &sc->wb_lanes[0], ob,
+					      start + count - ob);
 		cond_resched();
 	}
 	if (r < 0)
