@@ -5,6 +5,7 @@
 #   make lint          checkpatch --strict and sparse over kernel/
 #   make demo          boot a VM, create an ssc volume with hcctl, replay a trace, show status and events
 #   make bench         dm-ssc against raw flash, dm-cache and dm-writecache in one VM run
+#   make bench-traces  replay the synthetic traces against dm-ssc, dm-cache, dm-writecache, bcache
 #   make vm-shell      a shell in the VM with the modules loaded (KFLAVOR=6.12|6.1|debug)
 #   make deps          install what all of the above needs (Debian packages)
 #   make install       install hcctl, its man page and bash completion (PREFIX=/usr/local)
@@ -25,7 +26,7 @@ endif
 
 MODDIRS	:= ssc
 
-.PHONY: all modules user clean check lint demo vm-shell deps bench install
+.PHONY: all modules user clean check lint demo vm-shell deps bench bench-traces install
 
 all: modules user
 
@@ -60,6 +61,9 @@ lint:
 
 demo:
 	scripts/demo.sh
+
+bench-traces:
+	scripts/bench-traces.sh
 
 bench:
 	scripts/bench.sh

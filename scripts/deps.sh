@@ -9,6 +9,8 @@ PKGS=(
 	qemu-system-x86 busybox-static kmod dmsetup cpio xz-utils zstd
 	# test and trace tools (fio/blktrace are also rebuilt statically for the guest)
 	fio blktrace libaio-dev jq
+	# peers of make bench-traces (make-bcache goes into the guest) and its plot
+	bcache-tools gnuplot-nox
 	# user tools
 	libdevmapper-dev libnl-3-dev libnl-genl-3-dev libjson-c-dev pkg-config
 	# kernels: Debian 12's 6.12 LTS (bookworm-security) and 6.1, headers + source
