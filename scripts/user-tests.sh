@@ -36,6 +36,26 @@ t "make install puts hcctl, man page, completion in place" bash -c \
 	'd=$(mktemp -d) && make -s -C "$0/user" install DESTDIR="$d" PREFIX=/usr &&
 	 test -x "$d/usr/sbin/hcctl" && test -f "$d/usr/share/man/man8/hcctl.8" &&
 	 test -f "$d/usr/share/bash-completion/completions/hcctl"; r=$?; rm -rf "$d"; exit $r' "$SSC_TOP"
+# make bench-traces' report from a fixture: ratios to the fastest peer of each
+# trace, the crashed pair's row, the later-boot note, a PNG
+bt_report() {
+	local d
+	d=$(mktemp -d) && mkdir -p "$d/bench-traces" &&
+	cp "$SSC_TOP/tests/user/data/bench-traces-raw.tap" "$d/bench-traces/raw.tap" &&
+	SSC_OUT=$d "$SSC_TOP/scripts/bench-traces.sh" --report > "$d/out" 2>&1 &&
+	grep -qx '| t1 | ssc_wb | 90.0 % | 50.0 % / 80.0 % | 300 | 1.50 | 1.250 | 0.100 | 0.000 | 100 | 20.0 | 12.5 |' "$d/out" &&
+	grep -q '^| t1 | dmcache | 50.0 % | - / - | 200 | 1.00 |' "$d/out" &&
+	grep -q '^| t1 | bcache | 40.0 % | - / - | 150 | 0.75 |' "$d/out" &&
+	grep -q '^| t2 | ssc_wb | 25.0 % | - / - | 50 | 0.12 |' "$d/out" &&
+	grep -q '^| t2 | dmcache | \*\*crashed the kernel\*\* (list del corruption; boot1) |' "$d/out" &&
+	grep -q 'Measured in a later boot: t2/bcache (boot2)$' "$d/out" &&
+	[ "$(head -c 8 "$d/bench-traces/results.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ]
+	local r=$?
+	[ $r -eq 0 ] || cat "$d/out"
+	rm -rf "$d"
+	return $r
+}
+t "bench-traces --report: table and plot from a fixture" bt_report
 # one line per test case: "test_x (module.Class...) ... ok|FAIL|ERROR"
 out=$(cd "$SSC_TOP" && python3 -m unittest -v tests/user/test_*.py 2>&1)
 while read -r line; do
