@@ -85,7 +85,7 @@ t_ssc_wb_create() {
 }
 t_ssc_wb_reads() { t_ssc_wt_reads; }
 t_ssc_wb_cached() { t_ssc_wt_cached; }
-# dirty blocks are dropped, not written back: the origin is scratch
+# written back before removal (not measured: it follows replay 2)
 t_ssc_wb_remove() { dmsetup message t 0 clean 0 $((OLEN / 8)) > /dev/null; dmsetup remove t; }
 
 # dm-cache's smallest block is 32 KiB; smq, writeback, default migration threshold
