@@ -172,3 +172,14 @@ poke() {
 same_data() {
 	blockdev --flushbufs "$1" && blockdev --flushbufs "$2" && cmp "$1" "$2"
 }
+
+# mem_kib DEV: free memory in KiB (MemFree + per-cpu free pages) after
+# dropping caches; DEV (a null_blk with a write cache) is flushed first so
+# its cache's pages come back. For the benchmarks' RAM-per-block figures.
+mem_kib() {
+	dd if=/dev/zero of="$1" count=0 conv=fsync,notrunc 2>/dev/null
+	sync; echo 3 > /proc/sys/vm/drop_caches; sync; echo 3 > /proc/sys/vm/drop_caches
+	pcp=$(awk '$1 == "count:" { s += $2 } END { print s + 0 }' /proc/zoneinfo)
+	free=$(awk '$1 == "MemFree:" { print $2 }' /proc/meminfo)
+	echo $((free + pcp * 4))
+}

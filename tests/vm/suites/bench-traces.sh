@@ -50,13 +50,6 @@ fio --name=warmup --filename=/dev/mapper/fdata --rw=randread --ioengine=libaio -
 res() { echo "# BTRACE $TR $T $1 $2"; }
 # sectors read / written of a null_blk device (block-layer counters)
 sect() { awk -v f="$2" '{ print $f }' "/sys/block/$1/stat"; }
-mem_kib() {	# MemFree + per-cpu free pages, KiB, after dropping caches
-	dd if=/dev/zero of=/dev/nullb0 count=0 conv=fsync,notrunc 2>/dev/null	# empties null_blk's cache
-	sync; echo 3 > /proc/sys/vm/drop_caches; sync; echo 3 > /proc/sys/vm/drop_caches
-	pcp=$(awk '$1 == "count:" { s += $2 } END { print s + 0 }' /proc/zoneinfo)
-	free=$(awk '$1 == "MemFree:" { print $2 }' /proc/meminfo)
-	echo $((free + pcp * 4))
-}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.4f", a / b; else print "-" }'; }
 # wipe DEV...: zero the first MiB (any target's superblock) of each
 wipe() { for w in "$@"; do dd if=/dev/zero of="$w" bs=1M count=1 oflag=direct 2>/dev/null; done; }
@@ -143,7 +136,7 @@ for TR in $TRACES; do
 		case $SKIP in *",$TR:$T,"*) continue ;; esac
 		"t_$T"
 		wipe /dev/mapper/fmeta /dev/mapper/fdata /dev/mapper/origin
-		m0=$(mem_kib)
+		m0=$(mem_kib /dev/nullb0)
 		check "$TR $T: create" "t_${T}_create"
 		[ -b "$DEV" ] || continue
 		set -- $(replay "$DEV")
@@ -163,7 +156,7 @@ for TR in $TRACES; do
 		res flash_per_user "$(ratio $(((f1 - f0) / 2)) $((rk + wk)))"
 		res origin_read_per_user_read "$(ratio $(((or1 - or0) / 2)) "$rk")"
 		res origin_write_per_user_write "$(ratio $(((ow1 - ow0) / 2)) "$wk")"
-		m1=$(mem_kib)
+		m1=$(mem_kib /dev/nullb0)
 		c=$("t_${T}_cached")
 		res cached_4k "$c"
 		res ram_b_per_4k "$(ratio $(((m0 - m1) * 1024)) "$c")"

@@ -41,13 +41,6 @@ $FIO --name=warmup --filename=/dev/mapper/fdata --rw=randread --size=${WS_MB}m -
 
 res() { echo "# BENCH $T $1 $2"; }
 flash_sectors() { awk '{ print $7 }' /sys/block/nullb0/stat; }
-mem_kib() {	# MemFree + per-cpu free pages, KiB, after dropping caches
-	dd if=/dev/zero of=$FLASH count=0 conv=fsync,notrunc 2>/dev/null	# empties null_blk's cache
-	sync; echo 3 > /proc/sys/vm/drop_caches; sync; echo 3 > /proc/sys/vm/drop_caches
-	pcp=$(awk '$1 == "count:" { s += $2 } END { print s + 0 }' /proc/zoneinfo)
-	free=$(awk '$1 == "MemFree:" { print $2 }' /proc/meminfo)
-	echo $((free + pcp * 4))
-}
 # fio_run DEV RW [args]: prints "iops kib" of the run (reads or writes, by RW)
 fio_run() {
 	dev=$1 rw=$2
@@ -104,7 +97,7 @@ t_writecache_remove() { dmsetup message t 0 flush; dmsetup remove t; }
 for T in $TARGETS; do
 	"t_$T"
 	dd if=/dev/zero of=/dev/mapper/fdata bs=4k count=1 oflag=direct 2>/dev/null
-	m0=$(mem_kib)
+	m0=$(mem_kib $FLASH)
 	check "$T: create" "t_${T}_create"
 	[ -b "$DEV" ] || continue
 	s0=$(flash_sectors)
@@ -122,7 +115,7 @@ for T in $TARGETS; do
 		$FIO --name=warm --filename="$DEV" --rw=write --bs=64k --size=${WS_MB}m > /dev/null ;;
 	esac
 	s1=$(flash_sectors)
-	m1=$(mem_kib)
+	m1=$(mem_kib $FLASH)
 	set -- $("t_${T}_cached")
 	cached=$1 total=$2
 	res cached "$cached/$total"
