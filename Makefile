@@ -19,12 +19,12 @@ BUILD	?= $(CURDIR)/out/build/$(notdir $(abspath $(KDIR)))
 
 # Out-of-tree builds have no Kconfig: say which options we build, and turn the
 # KUnit tests on when the target kernel has KUnit (the debug kernel does).
-MODCFG	:= CONFIG_DM_SSC=m
+MODCFG	:= CONFIG_DM_SSC=m CONFIG_HASHCACHE=m
 ifneq ($(shell grep -s '^CONFIG_KUNIT=y' $(KDIR)/.config),)
 MODCFG	+= CONFIG_DM_SSC_KUNIT_TEST=y
 endif
 
-MODDIRS	:= ssc
+MODDIRS	:= ssc hashcache
 
 .PHONY: all modules user clean check lint demo vm-shell deps bench bench-traces install
 

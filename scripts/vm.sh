@@ -39,7 +39,7 @@ make -s -C "$SSC_TOP" modules KDIR="$KDIR" >"$SSC_OUT/$name.build.log" 2>&1 ||
 	{ cat "$SSC_OUT/$name.build.log" >&2; die "module build failed for $KVER"; }
 build="$SSC_TOP/out/build/$(basename "$(realpath "$KDIR")")"
 initrd="$SSC_OUT/initramfs-$name.cpio"
-"$SSC_TOP/scripts/mkinitramfs.sh" "$initrd" "$KVER" "$MODROOT" "$build"/ssc/*.ko ${kos[@]+"${kos[@]}"}
+"$SSC_TOP/scripts/mkinitramfs.sh" "$initrd" "$KVER" "$MODROOT" "$build"/*/*.ko ${kos[@]+"${kos[@]}"}
 
 # shellcheck disable=SC2054 # the commas are QEMU option syntax
 qemu=(qemu-system-x86_64 -M pc -accel tcg,thread=multi,tb-size=256 -cpu max -smp 2 -m "$mem"

@@ -34,6 +34,8 @@
 #include <netlink/genl/ctrl.h>
 #include <linux/dm-ssc.h>
 
+#include "hcctl.h"
+
 #define HCCTL_VERSION "0.1"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -46,21 +48,11 @@ static const char *const mode_names[] = {
 	[DM_SSC_MODE_PASSTHROUGH] = "passthrough",
 };
 
-/* exit codes */
-enum {
-	EX_OK = 0,
-	EX_FAIL = 1,		/* the kernel or a device refused */
-	EX_USAGE = 2,		/* bad command line */
-	EX_NOVOL = 3,		/* no such ssc volume */
-	EX_TIMEOUT = 4,		/* monitor: --timeout before --count events */
-	EX_INTR = 130,		/* interrupted (flush) */
-};
-
-static const char *prog = "hcctl";
-static bool opt_json;
+const char *prog = "hcctl";
+bool opt_json;
 static volatile sig_atomic_t interrupted;
 
-static void __attribute__((format(printf, 1, 2))) err(const char *fmt, ...)
+void err(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -396,7 +388,7 @@ static int send_message(const char *name, const char *msg, char **resp)
 	return ok ? 0 : -1;
 }
 
-static int parse_u64(const char *p, uint64_t *v)
+int parse_u64(const char *p, uint64_t *v)
 {
 	char *end;
 
@@ -704,7 +696,7 @@ static int probe_bdev(const char *what, const char *path, struct bdev_info *b)
 	return EX_OK;
 }
 
-static int parse_bytes(const char *p, uint64_t *v)
+int parse_bytes(const char *p, uint64_t *v)
 {
 	char *end;
 	uint64_t m = 1;
@@ -1269,11 +1261,17 @@ static void usage(FILE *f)
 "  remove VOLUME\n"
 "  monitor [--count N] [--timeout SECONDS] [VOLUME]\n"
 "                               print dm-ssc events (--json: one object a line)\n"
+"  index SUBCOMMAND DEVICE ...  the HashCache index on a block device:\n"
+"        format DEVICE [--policy P] [--block-size SIZE] [--ways N] [--tag-bits N]\n"
+"                      [--sets N] [--seed N]\n"
+"        attach|detach|flush|info|stats DEVICE\n"
+"        put DEVICE KEY [VALUE]    (no VALUE: standard input)\n"
+"        get|lookup|del DEVICE KEY\n"
 "\n"
 "RANGE is BLOCK, FIRST-LAST or FIRST+COUNT, in cache blocks. SIZE takes K, M, G.\n"
 "MODE: writethrough (default), writeback, writearound, passthrough.\n"
-"Exit status: 0 ok, 1 refused or failed, 2 usage, 3 no such ssc volume,\n"
-"4 monitor timed out before --count events, 130 interrupted.\n");
+"Exit status: 0 ok, 1 refused or failed, 2 usage, 3 no such ssc volume or\n"
+"index, 4 monitor timed out before --count events, 5 no such key, 130 interrupted.\n");
 }
 
 int main(int argc, char **argv)
@@ -1317,6 +1315,8 @@ int main(int argc, char **argv)
 		return cmd_remove(argc, argv);
 	if (!strcmp(cmd, "monitor"))
 		return cmd_monitor(argc + 1, argv - 1);
+	if (!strcmp(cmd, "index"))
+		return cmd_index(argc, argv);
 	if (!strcmp(cmd, "help")) {
 		usage(stdout);
 		return EX_OK;

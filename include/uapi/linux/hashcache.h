@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * HashCache: an object index (key -> location, length) kept on a block
+ * device, after HashCache (Badam et al., NSDI 2009). The ABI of the
+ * /dev/hashcache misc device.
+ *
+ * Every ioctl takes one fixed-size struct. The size is part of the ioctl
+ * number, and every struct starts with the same header: the caller sets
+ * hdr.size to sizeof() the struct and hdr.version to HC_ABI_VERSION, and
+ * leaves every reserved field zero. The kernel refuses anything else with
+ * EINVAL, a bad pointer with EFAULT, and an unknown index with ENOENT.
+ *
+ * Keys are byte strings of 1 to HC_KEY_MAX bytes; values 0 to the limit
+ * the format gives (HC_IOC_GET_INFO: max_value).
+ */
+#ifndef _UAPI_LINUX_HASHCACHE_H
+#define _UAPI_LINUX_HASHCACHE_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define HC_ABI_VERSION		1
+#define HC_MISC_NAME		"hashcache"
+#define HC_KEY_MAX		256
+
+/* Index policies (Table 2.3 of the HashCache thesis), fixed at format time */
+enum hc_policy {
+	HC_POLICY_BASIC		= 1,	/* one object per bin, nothing in RAM */
+	HC_POLICY_SET		= 2,	/* N-way sets on the device, nothing in RAM */
+	HC_POLICY_SETMEM	= 3,	/* N-way sets, tags and LRU ranks in RAM */
+	HC_POLICY_SETMEMLRU	= 4,	/* SetMem with a bounded cache of set headers */
+	HC_POLICY_LOG		= 5,	/* a log on the device, tag + offset in RAM */
+	HC_POLICY_LOGLRU	= 6,	/* Log with K of N offsets per set in RAM */
+};
+
+/* hc_format.flags */
+#define HC_FORMAT_PREFETCH	(1U << 0)	/* group related objects for one read */
+
+struct hc_hdr {
+	__u32 size;		/* sizeof the whole struct */
+	__u32 version;		/* HC_ABI_VERSION */
+};
+
+/* HC_IOC_FORMAT: write a new, empty index to a block device */
+struct hc_format {
+	struct hc_hdr hdr;
+	__s32 fd;		/* an open block device; it must not be attached */
+	__u32 policy;		/* enum hc_policy */
+	__u32 flags;		/* HC_FORMAT_* */
+	__u32 block_size;	/* bytes: 4096 to 65536, a power of two; 0 = 8192 */
+	__u32 ways;		/* objects per set, 1 to 64 (BASIC: 1); 0 = 8 */
+	__u32 tag_bits;		/* hash bits kept per object in RAM, 1 to 16; 0 = 8 */
+	__u32 resident_sets;	/* SETMEMLRU: set headers kept in RAM; 0 = sets / 2 */
+	__u32 ram_ways;		/* LOGLRU: offsets per set kept in RAM; 0 = ways / 2 */
+	__u64 log_bytes;	/* LOG*: size of the circular log; 0 = what is left */
+	__u64 sets;		/* 0 = as many as fit */
+	__u64 seed;		/* hash seed; 0 = random */
+	__u64 reserved[4];
+};
+
+/* HC_IOC_ATTACH: open an index; returns its id */
+struct hc_attach {
+	struct hc_hdr hdr;
+	__s32 fd;		/* an open block device holding a formatted index */
+	__u32 id;		/* out: the index's id, for every other call */
+	__u32 flags;		/* out: HC_ATTACH_* */
+	__u32 reserved0;
+	__u64 reserved[4];
+};
+
+#define HC_ATTACH_RECOVERED	(1U << 0)	/* it was not detached cleanly */
+
+/* HC_IOC_FIND: the id of the index attached on a block device */
+struct hc_find {
+	struct hc_hdr hdr;
+	__u32 dev_major;	/* the block device (stat's st_rdev) */
+	__u32 dev_minor;
+	__u32 id;		/* out */
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+/* HC_IOC_DETACH, HC_IOC_FLUSH */
+struct hc_id {
+	struct hc_hdr hdr;
+	__u32 id;
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+/*
+ * HC_IOC_PUT, HC_IOC_GET, HC_IOC_LOOKUP, HC_IOC_DELETE: one object.
+ * PUT stores value (value_len bytes); GET copies up to value_len bytes of
+ * it into value and sets value_len to its full length; LOOKUP does no data
+ * I/O and returns where the object lies on the device (the thesis's
+ * external interface: the caller reads it itself); DELETE removes it.
+ */
+struct hc_object {
+	struct hc_hdr hdr;
+	__u32 id;
+	__u32 key_len;
+	__u64 key;		/* pointer to the key */
+	__u64 value;		/* pointer to the value (PUT, GET) */
+	__u64 value_len;	/* in: length or buffer size; out: the length */
+	__u64 dev_offset;	/* out (LOOKUP, GET): byte offset of the value on the device */
+	__u32 group;		/* PUT: related objects share a group (prefetch) */
+	__u32 found;		/* out: 1 if found */
+	__u64 reserved[2];
+};
+
+/* HC_IOC_GET_INFO: the geometry the index was formatted with */
+struct hc_info {
+	struct hc_hdr hdr;
+	__u32 id;
+	__u32 policy;
+	__u32 flags;
+	__u32 block_size;
+	__u32 ways;
+	__u32 tag_bits;
+	__u32 resident_sets;
+	__u32 ram_ways;
+	__u64 sets;
+	__u64 log_bytes;
+	__u64 max_value;	/* largest value a PUT takes */
+	__u64 dev_bytes;
+	__u32 dev_major;	/* the block device it is attached on */
+	__u32 dev_minor;
+	__u64 reserved[3];
+};
+
+/* HC_IOC_STATS: counters since attach, and the RAM the index uses */
+struct hc_stats {
+	struct hc_hdr hdr;
+	__u32 id;
+	__u32 reserved0;
+	__u64 objects;		/* stored now */
+	__u64 lookups;		/* GET and LOOKUP */
+	__u64 hits;
+	__u64 misses;
+	__u64 misses_in_ram;	/* misses settled without device I/O */
+	__u64 false_positives;	/* tag matched, key did not */
+	__u64 inserts;		/* PUT of a new key */
+	__u64 overwrites;	/* PUT of a stored key */
+	__u64 deletes;
+	__u64 evictions;	/* objects replaced to make room */
+	__u64 read_ios;		/* device reads */
+	__u64 write_ios;	/* device writes */
+	__u64 seeks;		/* I/Os not starting where the previous one ended */
+	__u64 bytes_read;
+	__u64 bytes_written;
+	__u64 lookup_ios;	/* device I/Os made by GET/LOOKUP */
+	__u64 insert_ios;	/* device I/Os made by PUT */
+	__u64 miss_ios;		/* device I/Os made by lookups that missed */
+	__u64 log_wraps;
+	__u64 lost_on_recovery;	/* objects an unclean detach lost */
+	__u64 ram_bytes;	/* RAM of the index proper (not the device's) */
+	__u64 ram_bits_per_object;	/* ram_bytes * 8 / objects, x1000 */
+	__u64 slots;		/* objects the index can hold */
+	__u64 reserved[3];
+};
+
+#define HC_IOC_MAGIC		0xC4
+#define HC_IOC_FORMAT		_IOW(HC_IOC_MAGIC, 1, struct hc_format)
+#define HC_IOC_ATTACH		_IOWR(HC_IOC_MAGIC, 2, struct hc_attach)
+#define HC_IOC_DETACH		_IOW(HC_IOC_MAGIC, 3, struct hc_id)
+#define HC_IOC_PUT		_IOWR(HC_IOC_MAGIC, 4, struct hc_object)
+#define HC_IOC_GET		_IOWR(HC_IOC_MAGIC, 5, struct hc_object)
+#define HC_IOC_LOOKUP		_IOWR(HC_IOC_MAGIC, 6, struct hc_object)
+#define HC_IOC_DELETE		_IOWR(HC_IOC_MAGIC, 7, struct hc_object)
+#define HC_IOC_FLUSH		_IOW(HC_IOC_MAGIC, 8, struct hc_id)
+#define HC_IOC_GET_INFO		_IOWR(HC_IOC_MAGIC, 9, struct hc_info)
+#define HC_IOC_STATS		_IOWR(HC_IOC_MAGIC, 10, struct hc_stats)
+#define HC_IOC_FIND		_IOWR(HC_IOC_MAGIC, 11, struct hc_find)
+
+#endif /* _UAPI_LINUX_HASHCACHE_H */

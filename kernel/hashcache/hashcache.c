@@ -1,0 +1,1051 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * HashCache: an object index kept on a block device (HashCache, Badam et
+ * al., NSDI 2009), driven by ioctls on /dev/hashcache.
+ *
+ * An object is a key (a byte string) and a value. The policies differ in
+ * what they keep in RAM and so in the device I/Os an operation costs:
+ *
+ *   Basic   one object per bin, bin = hash mod bins; nothing in RAM; every
+ *           lookup reads the bin, a miss too.
+ *   Set     N-way sets, set = hash mod sets, read in one I/O; nothing in RAM.
+ *   SetMem  Set plus, per slot in RAM, tag_bits of the hash, the LRU rank in
+ *           the set and a valid bit (12 bits for 8 ways and 8 tag bits): a
+ *           miss with no matching tag costs no I/O, a hit one read.
+ *
+ * (SetMemLRU, Log and LogLRU are refused at format time for now.)
+ *
+ * The on-device format is in hc-format.h. After attach, the RAM part is
+ * rebuilt by reading the Disk Table once; a slot whose CRC does not check
+ * (a write torn by a crash) is empty, and a key is always compared in full
+ * before an object is returned, so no wrong object is ever returned.
+ *
+ * One mutex per index serializes its operations.
+ *
+ * Documentation/hashcache.rst in the project tree describes the interface.
+ */
+
+#include <linux/module.h>
+#include <linux/miscdevice.h>
+#include <linux/blkdev.h>
+#include <linux/bio.h>
+#include <linux/fs.h>
+#include <linux/file.h>
+#include <linux/idr.h>
+#include <linux/kref.h>
+#include <linux/log2.h>
+#include <linux/crc32c.h>
+#include <linux/siphash.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/sizes.h>
+#include <linux/vmalloc.h>
+#include <linux/uaccess.h>
+#include <linux/hashcache.h>
+
+#include "hc-format.h"
+
+#define HC_DEF_BLOCK	8192
+#define HC_DEF_WAYS	8
+#define HC_DEF_TAG_BITS	8
+#define HC_MAX_WAYS	64
+#define HC_MAX_SET_BYTES	SZ_1M	/* one read per set: keep it bounded */
+#define HC_SCAN_BYTES	SZ_1M	/* rebuild reads the table this much at a time */
+
+struct hc_index {
+	struct kref ref;
+	struct mutex lock;		/* everything below */
+	bool dead;			/* detached: refuse new work */
+	u32 id;
+
+#ifdef HC_HAVE_BDEV_FILE
+	struct file *bdev_file;
+#endif
+	struct block_device *bdev;
+
+	/* from the superblock */
+	u32 policy, flags, block_size, ways, tag_bits;
+	u64 sets, seed, format_id, sb_seq, dev_bytes;
+	siphash_key_t hkey;
+
+	/* RAM part (SetMem): per slot tag | rank | valid, width bits each */
+	unsigned long *bits;
+	unsigned int width, rank_bits;
+	size_t bits_bytes;
+
+	u64 wseq;			/* write counter for slots */
+	u64 next_off;			/* where the last I/O ended (for seeks) */
+	void *buf;			/* one set */
+	struct hc_stats st;
+};
+
+static DEFINE_IDR(hc_idr);
+static DEFINE_MUTEX(hc_idr_lock);
+
+/* ---------------------------------------------------------------------
+ * Device I/O
+ */
+
+static int hc_io(struct hc_index *ix, enum req_op op, u64 off, void *buf, size_t len)
+{
+	size_t done = 0;
+	int r = 0;
+
+	if (off + len > ix->dev_bytes)
+		return -ENOSPC;
+	if (off != ix->next_off)
+		ix->st.seeks++;
+	ix->next_off = off + len;
+	if (op == REQ_OP_READ) {
+		ix->st.read_ios++;
+		ix->st.bytes_read += len;
+	} else {
+		ix->st.write_ios++;
+		ix->st.bytes_written += len;
+	}
+	if (op == REQ_OP_WRITE && is_vmalloc_addr(buf))
+		flush_kernel_vmap_range(buf, len);
+	while (done < len && !r) {
+		unsigned int nr = min_t(size_t, BIO_MAX_VECS,
+					DIV_ROUND_UP(len - done, PAGE_SIZE));
+		struct bio *bio = bio_alloc(ix->bdev, nr, op | (op == REQ_OP_WRITE ?
+					    REQ_SYNC | REQ_FUA : 0), GFP_KERNEL);
+
+		bio->bi_iter.bi_sector = (off + done) >> SECTOR_SHIFT;
+		while (done < len) {
+			void *p = buf + done;
+			struct page *pg = is_vmalloc_addr(p) ? vmalloc_to_page(p) :
+							       virt_to_page(p);
+			unsigned int n = min_t(size_t, len - done,
+					       PAGE_SIZE - offset_in_page(p));
+
+			if (bio_add_page(bio, pg, n, offset_in_page(p)) != n)
+				break;
+			done += n;
+		}
+		r = submit_bio_wait(bio);
+		bio_put(bio);
+	}
+	if (op == REQ_OP_READ && is_vmalloc_addr(buf))
+		invalidate_kernel_vmap_range(buf, len);
+	return r;
+}
+
+/* ---------------------------------------------------------------------
+ * Superblock
+ */
+
+static u32 hc_crc(const void *p, size_t len, size_t crc_off)
+{
+	static const u32 zero;
+	u32 c = crc32c(~0U, p, crc_off);
+
+	c = crc32c(c, &zero, sizeof(zero));
+	return crc32c(c, p + crc_off + sizeof(u32), len - crc_off - sizeof(u32));
+}
+
+static int hc_sb_write(struct hc_index *ix, bool clean)
+{
+	struct hc_sb_disk *sb;
+	int r;
+
+	sb = kzalloc(HC_SB_BYTES, GFP_KERNEL);
+	if (!sb)
+		return -ENOMEM;
+	ix->sb_seq++;
+	sb->magic = cpu_to_le32(HC_SB_MAGIC);
+	sb->version = cpu_to_le32(HC_FORMAT_VERSION);
+	sb->policy = cpu_to_le32(ix->policy);
+	sb->flags = cpu_to_le32(ix->flags);
+	sb->block_size = cpu_to_le32(ix->block_size);
+	sb->ways = cpu_to_le32(ix->ways);
+	sb->tag_bits = cpu_to_le32(ix->tag_bits);
+	sb->clean = cpu_to_le32(clean);
+	sb->sets = cpu_to_le64(ix->sets);
+	sb->seed = cpu_to_le64(ix->seed);
+	sb->format_id = cpu_to_le64(ix->format_id);
+	sb->seq = cpu_to_le64(ix->sb_seq);
+	sb->table_offset = cpu_to_le64(HC_TABLE_OFFSET);
+	sb->dev_bytes = cpu_to_le64(ix->dev_bytes);
+	sb->crc = cpu_to_le32(hc_crc(sb, HC_SB_BYTES, offsetof(struct hc_sb_disk, crc)));
+	r = hc_io(ix, REQ_OP_WRITE, (ix->sb_seq & 1) * HC_SB_BYTES, sb, HC_SB_BYTES);
+	kfree(sb);
+	return r;
+}
+
+static bool hc_sb_valid(const struct hc_sb_disk *sb)
+{
+	return le32_to_cpu(sb->magic) == HC_SB_MAGIC &&
+	       le32_to_cpu(sb->crc) == hc_crc(sb, HC_SB_BYTES,
+					      offsetof(struct hc_sb_disk, crc));
+}
+
+/* ---------------------------------------------------------------------
+ * The RAM part: one bit field per slot, width = tag_bits + rank_bits + 1
+ */
+
+static u64 hc_field(struct hc_index *ix, u64 slot)
+{
+	u64 bit = slot * ix->width, v = 0;
+	unsigned int i;
+
+	for (i = 0; i < ix->width; i++)
+		if (test_bit(bit + i, ix->bits))
+			v |= 1ULL << i;
+	return v;
+}
+
+static void hc_set_field(struct hc_index *ix, u64 slot, u64 v)
+{
+	u64 bit = slot * ix->width;
+	unsigned int i;
+
+	for (i = 0; i < ix->width; i++)
+		assign_bit(bit + i, ix->bits, v & (1ULL << i));
+}
+
+#define HC_VALID(ix, f)	((void)(ix), (f) & 1)
+#define HC_RANK(ix, f)	(((f) >> 1) & ((1ULL << (ix)->rank_bits) - 1))
+#define HC_TAG(ix, f)	((f) >> (1 + (ix)->rank_bits))
+
+static u64 hc_mkfield(struct hc_index *ix, u64 tag, u64 rank)
+{
+	return 1 | rank << 1 | tag << (1 + ix->rank_bits);
+}
+
+/* Make @way the most recently used of its set. */
+static void hc_touch(struct hc_index *ix, u64 set, u32 way)
+{
+	u64 base = set * ix->ways, f = hc_field(ix, base + way);
+	u64 r = HC_VALID(ix, f) ? HC_RANK(ix, f) : ix->ways;
+	u32 w;
+
+	for (w = 0; w < ix->ways; w++) {
+		u64 g = hc_field(ix, base + w);
+
+		if (w != way && HC_VALID(ix, g) && HC_RANK(ix, g) < r)
+			hc_set_field(ix, base + w, hc_mkfield(ix, HC_TAG(ix, g),
+							      HC_RANK(ix, g) + 1));
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Slots
+ */
+
+static u64 hc_slot_off(struct hc_index *ix, u64 set, u32 way)
+{
+	return HC_TABLE_OFFSET + (set * ix->ways + way) * (u64)ix->block_size;
+}
+
+static u64 hc_max_value(struct hc_index *ix)
+{
+	return ix->block_size - HC_SLOT_HDR_BYTES;
+}
+
+/* Is the slot at @p in use (by this format, and whole)? */
+static bool hc_slot_valid(struct hc_index *ix, const struct hc_slot_disk *s)
+{
+	u64 vlen = le64_to_cpu(s->value_len);
+	u16 klen = le16_to_cpu(s->key_len);
+
+	if (le32_to_cpu(s->magic) != HC_SLOT_MAGIC ||
+	    le64_to_cpu(s->format_id) != ix->format_id ||
+	    !klen || klen > HC_KEY_MAX || vlen > hc_max_value(ix))
+		return false;
+	return le32_to_cpu(s->crc) ==
+		hc_crc(s, HC_SLOT_HDR_BYTES + vlen, offsetof(struct hc_slot_disk, crc));
+}
+
+static bool hc_slot_is(struct hc_index *ix, const struct hc_slot_disk *s,
+		       const u8 *key, u32 klen)
+{
+	return hc_slot_valid(ix, s) && le16_to_cpu(s->key_len) == klen &&
+	       !memcmp(s->key, key, klen);
+}
+
+static void hc_hash(struct hc_index *ix, const u8 *key, u32 klen, u64 *set, u64 *tag)
+{
+	u64 h = siphash(key, klen, &ix->hkey);
+
+	*set = h % ix->sets;
+	/* the tag comes from bits the set number did not use */
+	*tag = (h >> 40) & ((1ULL << ix->tag_bits) - 1);
+}
+
+/*
+ * Find @key in its set. On return *way is the way holding it (found), or
+ * the way a new object should take: an empty one, else the least recently
+ * used (SetMem) or the oldest written (Basic, Set). The slot's bytes are in
+ * ix->buf + way * block_size when @found, or when the set was read.
+ */
+static int hc_find(struct hc_index *ix, const u8 *key, u32 klen, u64 set, u64 tag,
+		   u32 *way, bool *found, u64 *ios)
+{
+	u64 before = ix->st.read_ios;
+	u32 w, victim = 0;
+	int r;
+
+	*found = false;
+	if (ix->policy == HC_POLICY_SETMEM) {
+		u64 worst = 0;
+		bool empty = false;
+
+		for (w = 0; w < ix->ways; w++) {
+			u64 f = hc_field(ix, set * ix->ways + w);
+			void *slot = ix->buf + (size_t)w * ix->block_size;
+
+			if (!HC_VALID(ix, f)) {
+				if (!empty)
+					victim = w;
+				empty = true;
+				continue;
+			}
+			if (!empty && HC_RANK(ix, f) >= worst) {
+				worst = HC_RANK(ix, f);
+				victim = w;
+			}
+			if (HC_TAG(ix, f) != tag)
+				continue;
+			r = hc_io(ix, REQ_OP_READ, hc_slot_off(ix, set, w), slot,
+				  ix->block_size);
+			if (r)
+				goto out;
+			if (hc_slot_is(ix, slot, key, klen)) {
+				*found = true;
+				*way = w;
+				r = 0;
+				goto out;
+			}
+			ix->st.false_positives++;
+		}
+		*way = victim;
+		r = 0;
+		goto out;
+	}
+
+	/* Basic, Set: the whole set in one read */
+	r = hc_io(ix, REQ_OP_READ, hc_slot_off(ix, set, 0), ix->buf,
+		  (size_t)ix->ways * ix->block_size);
+	if (r)
+		goto out;
+	{
+		u64 oldest = U64_MAX;
+		bool empty = false;
+
+		for (w = 0; w < ix->ways; w++) {
+			struct hc_slot_disk *s = ix->buf + (size_t)w * ix->block_size;
+
+			if (hc_slot_is(ix, s, key, klen)) {
+				*found = true;
+				*way = w;
+				goto out;
+			}
+			if (empty)
+				continue;
+			if (!hc_slot_valid(ix, s)) {
+				empty = true;
+				victim = w;
+			} else if (le64_to_cpu(s->seq) < oldest) {
+				oldest = le64_to_cpu(s->seq);
+				victim = w;
+			}
+		}
+		*way = victim;
+	}
+out:
+	*ios += ix->st.read_ios - before;
+	return r;
+}
+
+/* Is the slot at @way (in ix->buf after hc_find read it) occupied? */
+static bool hc_way_used(struct hc_index *ix, u64 set, u32 way)
+{
+	if (ix->policy == HC_POLICY_SETMEM)
+		return HC_VALID(ix, hc_field(ix, set * ix->ways + way));
+	return hc_slot_valid(ix, ix->buf + (size_t)way * ix->block_size);
+}
+
+/* ---------------------------------------------------------------------
+ * Operations
+ */
+
+static int hc_put(struct hc_index *ix, const u8 *key, u32 klen,
+		  const void __user *uval, u64 vlen, u32 group)
+{
+	struct hc_slot_disk *s;
+	u64 set, tag, ios = 0, w0 = ix->st.write_ios;
+	bool found, evict;
+	u32 way;
+	int r;
+
+	if (vlen > hc_max_value(ix))
+		return -EFBIG;
+	hc_hash(ix, key, klen, &set, &tag);
+	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
+	if (r)
+		return r;
+	evict = !found && hc_way_used(ix, set, way);
+	s = ix->buf + (size_t)way * ix->block_size;
+	memset(s, 0, HC_SLOT_HDR_BYTES);
+	if (copy_from_user((void *)s + HC_SLOT_HDR_BYTES, uval, vlen))
+		return -EFAULT;
+	memset((void *)s + HC_SLOT_HDR_BYTES + vlen, 0,
+	       ix->block_size - HC_SLOT_HDR_BYTES - vlen);
+	s->magic = cpu_to_le32(HC_SLOT_MAGIC);
+	s->format_id = cpu_to_le64(ix->format_id);
+	s->seq = cpu_to_le64(++ix->wseq);
+	s->value_len = cpu_to_le64(vlen);
+	s->group = cpu_to_le32(group);
+	s->key_len = cpu_to_le16(klen);
+	memcpy(s->key, key, klen);
+	s->crc = cpu_to_le32(hc_crc(s, HC_SLOT_HDR_BYTES + vlen,
+				    offsetof(struct hc_slot_disk, crc)));
+	r = hc_io(ix, REQ_OP_WRITE, hc_slot_off(ix, set, way), s, ix->block_size);
+	ix->st.insert_ios += ios + ix->st.write_ios - w0;
+	if (r)
+		return r;
+	if (found) {
+		ix->st.overwrites++;
+	} else {
+		ix->st.inserts++;
+		if (evict)
+			ix->st.evictions++;
+		else
+			ix->st.objects++;
+	}
+	if (ix->policy == HC_POLICY_SETMEM) {
+		hc_touch(ix, set, way);
+		hc_set_field(ix, set * ix->ways + way, hc_mkfield(ix, tag, 0));
+	}
+	return 0;
+}
+
+/* GET (@uval set) or LOOKUP: the object's place and length, its bytes for GET */
+static int hc_get(struct hc_index *ix, const u8 *key, u32 klen, void __user *uval,
+		  struct hc_object *o)
+{
+	struct hc_slot_disk *s;
+	u64 set, tag, ios = 0, vlen;
+	bool found;
+	u32 way;
+	int r;
+
+	ix->st.lookups++;
+	hc_hash(ix, key, klen, &set, &tag);
+	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
+	ix->st.lookup_ios += ios;
+	if (r)
+		return r;
+	o->found = found;
+	if (!found) {
+		ix->st.misses++;
+		ix->st.miss_ios += ios;
+		if (!ios)
+			ix->st.misses_in_ram++;
+		return 0;
+	}
+	ix->st.hits++;
+	s = ix->buf + (size_t)way * ix->block_size;
+	vlen = le64_to_cpu(s->value_len);
+	o->dev_offset = hc_slot_off(ix, set, way) + HC_SLOT_HDR_BYTES;
+	if (uval && copy_to_user(uval, (void *)s + HC_SLOT_HDR_BYTES, min(vlen, o->value_len)))
+		return -EFAULT;
+	o->value_len = vlen;
+	if (ix->policy == HC_POLICY_SETMEM) {
+		hc_touch(ix, set, way);
+		hc_set_field(ix, set * ix->ways + way, hc_mkfield(ix, tag, 0));
+	}
+	return 0;
+}
+
+static int hc_delete(struct hc_index *ix, const u8 *key, u32 klen, struct hc_object *o)
+{
+	struct hc_slot_disk *s;
+	u64 set, tag, ios = 0;
+	bool found;
+	u32 way, w;
+	int r;
+
+	hc_hash(ix, key, klen, &set, &tag);
+	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
+	o->found = found;
+	if (r || !found)
+		return r;
+	s = ix->buf + (size_t)way * ix->block_size;
+	memset(s, 0, HC_SLOT_HDR_BYTES);
+	/* a zeroed header is an empty slot: one block write */
+	r = hc_io(ix, REQ_OP_WRITE, hc_slot_off(ix, set, way), s, ix->block_size);
+	if (r)
+		return r;
+	ix->st.deletes++;
+	ix->st.objects--;
+	if (ix->policy == HC_POLICY_SETMEM) {
+		u64 f = hc_field(ix, set * ix->ways + way);
+		u64 rank = HC_RANK(ix, f);
+
+		hc_set_field(ix, set * ix->ways + way, 0);
+		/* close the gap in the ranks */
+		for (w = 0; w < ix->ways; w++) {
+			u64 g = hc_field(ix, set * ix->ways + w);
+
+			if (HC_VALID(ix, g) && HC_RANK(ix, g) > rank)
+				hc_set_field(ix, set * ix->ways + w,
+					     hc_mkfield(ix, HC_TAG(ix, g), HC_RANK(ix, g) - 1));
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Attach: read the superblock, rebuild the RAM part from the Disk Table
+ */
+
+static int hc_rebuild(struct hc_index *ix)
+{
+	size_t set_bytes = (size_t)ix->ways * ix->block_size;
+	u64 sets_per_read = max_t(u64, 1, HC_SCAN_BYTES / set_bytes), set, n;
+	void *buf;
+	int r = 0;
+
+	buf = kvmalloc(sets_per_read * set_bytes, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	for (set = 0; set < ix->sets && !r; set += n) {
+		u64 i;
+
+		n = min(sets_per_read, ix->sets - set);
+		r = hc_io(ix, REQ_OP_READ, hc_slot_off(ix, set, 0), buf, n * set_bytes);
+		for (i = 0; i < n * ix->ways && !r; i++) {
+			struct hc_slot_disk *s = buf + i * ix->block_size;
+			u64 tset, tag;
+			u32 way = i % ix->ways;
+
+			if (!hc_slot_valid(ix, s))
+				continue;
+			ix->st.objects++;
+			ix->wseq = max(ix->wseq, le64_to_cpu(s->seq));
+			if (ix->policy != HC_POLICY_SETMEM)
+				continue;
+			hc_hash(ix, s->key, le16_to_cpu(s->key_len), &tset, &tag);
+			if (tset != set + i / ix->ways)
+				continue;	/* not where its hash puts it: ignore */
+			/* ranks: the order found, oldest last is not known; newest first */
+			hc_touch(ix, tset, way);
+			hc_set_field(ix, tset * ix->ways + way, hc_mkfield(ix, tag, 0));
+		}
+		cond_resched();
+	}
+	kvfree(buf);
+	/* the rebuild's I/O is not an operation's */
+	n = ix->st.objects;
+	memset(&ix->st, 0, sizeof(ix->st));
+	ix->st.objects = n;
+	return r;
+}
+
+static void hc_release(struct kref *ref)
+{
+	struct hc_index *ix = container_of(ref, struct hc_index, ref);
+
+#ifdef HC_HAVE_BDEV_FILE
+	if (ix->bdev_file)
+		bdev_fput(ix->bdev_file);
+#else
+	if (ix->bdev)
+		blkdev_put(ix->bdev, FMODE_READ | FMODE_WRITE | FMODE_EXCL);
+#endif
+	kvfree(ix->bits);
+	kvfree(ix->buf);
+	kfree(ix);
+}
+
+/* Open the block device behind @fd exclusively, for @ix. */
+static int hc_open_bdev(struct hc_index *ix, int fd)
+{
+	struct file *f = fget(fd);
+	dev_t dev;
+
+	if (!f)
+		return -EBADF;
+	if (!S_ISBLK(file_inode(f)->i_mode) || !(f->f_mode & FMODE_WRITE)) {
+		fput(f);
+		return -ENOTBLK;
+	}
+	dev = file_inode(f)->i_rdev;
+	fput(f);
+#ifdef HC_HAVE_BDEV_FILE
+	ix->bdev_file = bdev_file_open_by_dev(dev, BLK_OPEN_READ | BLK_OPEN_WRITE,
+					      ix, NULL);
+	if (IS_ERR(ix->bdev_file)) {
+		int r = PTR_ERR(ix->bdev_file);
+
+		ix->bdev_file = NULL;
+		return r;
+	}
+	ix->bdev = file_bdev(ix->bdev_file);
+#else
+	ix->bdev = blkdev_get_by_dev(dev, FMODE_READ | FMODE_WRITE | FMODE_EXCL, ix);
+	if (IS_ERR(ix->bdev)) {
+		int r = PTR_ERR(ix->bdev);
+
+		ix->bdev = NULL;
+		return r;
+	}
+#endif
+	ix->dev_bytes = bdev_nr_bytes(ix->bdev);
+	return 0;
+}
+
+static struct hc_index *hc_alloc(void)
+{
+	struct hc_index *ix = kzalloc(sizeof(*ix), GFP_KERNEL);
+
+	if (!ix)
+		return NULL;
+	kref_init(&ix->ref);
+	mutex_init(&ix->lock);
+	return ix;
+}
+
+/* Allocate the set buffer and (SetMem) the RAM part, once the geometry is known. */
+static int hc_alloc_ram(struct hc_index *ix)
+{
+	ix->buf = kvmalloc((size_t)ix->ways * ix->block_size, GFP_KERNEL);
+	if (!ix->buf)
+		return -ENOMEM;
+	ix->hkey.key[0] = ix->seed;
+	ix->hkey.key[1] = ix->seed ^ 0x9e3779b97f4a7c15ULL;
+	ix->rank_bits = ix->ways > 1 ? order_base_2(ix->ways) : 0;
+	ix->width = ix->tag_bits + ix->rank_bits + 1;
+	if (ix->policy != HC_POLICY_SETMEM)
+		return 0;
+	ix->bits_bytes = BITS_TO_LONGS(ix->sets * ix->ways * ix->width) * sizeof(long);
+	ix->bits = kvzalloc(ix->bits_bytes, GFP_KERNEL);
+	return ix->bits ? 0 : -ENOMEM;
+}
+
+static int hc_do_format(struct hc_format *f)
+{
+	struct hc_index *ix;
+	u64 set_bytes;
+	int r;
+
+	if (f->flags & ~HC_FORMAT_PREFETCH)
+		return -EINVAL;
+	switch (f->policy) {
+	case HC_POLICY_BASIC:
+	case HC_POLICY_SET:
+	case HC_POLICY_SETMEM:
+		break;
+	case HC_POLICY_SETMEMLRU:
+	case HC_POLICY_LOG:
+	case HC_POLICY_LOGLRU:
+		return -EOPNOTSUPP;
+	default:
+		return -EINVAL;
+	}
+	if (f->flags & HC_FORMAT_PREFETCH)
+		return -EOPNOTSUPP;
+	if (f->resident_sets || f->ram_ways || f->log_bytes)
+		return -EINVAL;	/* for policies not built yet */
+
+	ix = hc_alloc();
+	if (!ix)
+		return -ENOMEM;
+	ix->policy = f->policy;
+	ix->block_size = f->block_size ?: HC_DEF_BLOCK;
+	ix->ways = f->policy == HC_POLICY_BASIC ? 1 : (f->ways ?: HC_DEF_WAYS);
+	ix->tag_bits = f->tag_bits ?: HC_DEF_TAG_BITS;
+	r = -EINVAL;
+	if (ix->block_size < 4096 || ix->block_size > 65536 ||
+	    !is_power_of_2(ix->block_size) ||
+	    (f->policy == HC_POLICY_BASIC && f->ways > 1) ||
+	    ix->ways > HC_MAX_WAYS || ix->tag_bits > 16)
+		goto out;
+	set_bytes = (u64)ix->ways * ix->block_size;
+	if (set_bytes > HC_MAX_SET_BYTES)
+		goto out;
+	r = hc_open_bdev(ix, f->fd);
+	if (r)
+		goto out;
+	r = -ENOSPC;
+	if (ix->dev_bytes < HC_TABLE_OFFSET + set_bytes)
+		goto out;
+	ix->sets = f->sets ?: div64_u64(ix->dev_bytes - HC_TABLE_OFFSET, set_bytes);
+	if (HC_TABLE_OFFSET + ix->sets * set_bytes > ix->dev_bytes)
+		goto out;
+	ix->seed = f->seed ?: get_random_u64();
+	ix->format_id = get_random_u64() | 1;
+	r = hc_alloc_ram(ix);
+	if (r)
+		goto out;
+	/* both copies: no superblock of an earlier format can win */
+	r = hc_sb_write(ix, true);
+	if (!r)
+		r = hc_sb_write(ix, true);
+out:
+	kref_put(&ix->ref, hc_release);
+	return r;
+}
+
+static int hc_do_attach(struct hc_attach *a)
+{
+	struct hc_sb_disk *sb[HC_SB_COPIES] = {};
+	struct hc_sb_disk *best = NULL;
+	struct hc_index *ix;
+	int r, i;
+
+	ix = hc_alloc();
+	if (!ix)
+		return -ENOMEM;
+	r = hc_open_bdev(ix, a->fd);
+	if (r)
+		goto out;
+	for (i = 0; i < HC_SB_COPIES; i++) {
+		r = -ENOMEM;
+		sb[i] = kmalloc(HC_SB_BYTES, GFP_KERNEL);
+		if (!sb[i])
+			goto out;
+		r = hc_io(ix, REQ_OP_READ, i * HC_SB_BYTES, sb[i], HC_SB_BYTES);
+		if (r)
+			goto out;
+		if (hc_sb_valid(sb[i]) &&
+		    (!best || le64_to_cpu(sb[i]->seq) > le64_to_cpu(best->seq)))
+			best = sb[i];
+	}
+	r = -EINVAL;
+	if (!best) {
+		pr_warn("hashcache: %pg: no valid superblock\n", ix->bdev);
+		goto out;
+	}
+	ix->policy = le32_to_cpu(best->policy);
+	ix->flags = le32_to_cpu(best->flags);
+	ix->block_size = le32_to_cpu(best->block_size);
+	ix->ways = le32_to_cpu(best->ways);
+	ix->tag_bits = le32_to_cpu(best->tag_bits);
+	ix->sets = le64_to_cpu(best->sets);
+	ix->seed = le64_to_cpu(best->seed);
+	ix->format_id = le64_to_cpu(best->format_id);
+	ix->sb_seq = le64_to_cpu(best->seq);
+	/* a CRC does not vouch for sense: check the geometry as format does */
+	if (le32_to_cpu(best->version) != HC_FORMAT_VERSION ||
+	    (ix->policy != HC_POLICY_BASIC && ix->policy != HC_POLICY_SET &&
+	     ix->policy != HC_POLICY_SETMEM) ||
+	    ix->block_size < 4096 || ix->block_size > 65536 ||
+	    !is_power_of_2(ix->block_size) || !ix->ways || ix->ways > HC_MAX_WAYS ||
+	    !ix->tag_bits || ix->tag_bits > 16 || !ix->sets ||
+	    (u64)ix->ways * ix->block_size > HC_MAX_SET_BYTES ||
+	    ix->sets > div64_u64(ix->dev_bytes - HC_TABLE_OFFSET,
+				 (u64)ix->ways * ix->block_size)) {
+		pr_warn("hashcache: %pg: superblock geometry is not usable\n", ix->bdev);
+		goto out;
+	}
+	if (!le32_to_cpu(best->clean))
+		a->flags |= HC_ATTACH_RECOVERED;
+	r = hc_alloc_ram(ix);
+	if (r)
+		goto out;
+	r = hc_rebuild(ix);
+	if (r)
+		goto out;
+	r = hc_sb_write(ix, false);
+	if (r)
+		goto out;
+	mutex_lock(&hc_idr_lock);
+	r = idr_alloc(&hc_idr, ix, 1, 0, GFP_KERNEL);
+	mutex_unlock(&hc_idr_lock);
+	if (r < 0)
+		goto out;
+	ix->id = r;
+	a->id = r;
+	ix = NULL;
+	r = 0;
+out:
+	for (i = 0; i < HC_SB_COPIES; i++)
+		kfree(sb[i]);
+	if (ix)
+		kref_put(&ix->ref, hc_release);
+	return r;
+}
+
+/* The index @id with a reference, its lock held; NULL if there is none. */
+static struct hc_index *hc_get_index(u32 id)
+{
+	struct hc_index *ix;
+
+	mutex_lock(&hc_idr_lock);
+	ix = idr_find(&hc_idr, id);
+	if (ix)
+		kref_get(&ix->ref);
+	mutex_unlock(&hc_idr_lock);
+	if (!ix)
+		return NULL;
+	mutex_lock(&ix->lock);
+	if (ix->dead) {
+		mutex_unlock(&ix->lock);
+		kref_put(&ix->ref, hc_release);
+		return NULL;
+	}
+	return ix;
+}
+
+static void hc_put_index(struct hc_index *ix)
+{
+	mutex_unlock(&ix->lock);
+	kref_put(&ix->ref, hc_release);
+}
+
+static int hc_do_detach(u32 id)
+{
+	struct hc_index *ix;
+	int r;
+
+	mutex_lock(&hc_idr_lock);
+	ix = idr_remove(&hc_idr, id);
+	mutex_unlock(&hc_idr_lock);
+	if (!ix)
+		return -ENOENT;
+	mutex_lock(&ix->lock);
+	ix->dead = true;
+	r = hc_sb_write(ix, true);
+	mutex_unlock(&ix->lock);
+	kref_put(&ix->ref, hc_release);
+	return r;
+}
+
+/* ---------------------------------------------------------------------
+ * ioctl
+ */
+
+static bool hc_zero(const void *p, size_t len)
+{
+	return !memchr_inv(p, 0, len);
+}
+
+/* copy in a struct of @size and check its header */
+static int hc_copy_in(void *k, const void __user *u, size_t size)
+{
+	const struct hc_hdr *h = k;
+
+	if (copy_from_user(k, u, size))
+		return -EFAULT;
+	if (h->size != size || h->version != HC_ABI_VERSION)
+		return -EINVAL;
+	return 0;
+}
+
+static long hc_object_ioctl(unsigned int cmd, void __user *arg)
+{
+	struct hc_object o;
+	struct hc_index *ix;
+	u8 key[HC_KEY_MAX];
+	int r;
+
+	r = hc_copy_in(&o, arg, sizeof(o));
+	if (r)
+		return r;
+	if (!hc_zero(o.reserved, sizeof(o.reserved)) || !o.key_len || o.key_len > HC_KEY_MAX ||
+	    (cmd != HC_IOC_PUT && o.group))
+		return -EINVAL;
+	if (copy_from_user(key, u64_to_user_ptr(o.key), o.key_len))
+		return -EFAULT;
+	ix = hc_get_index(o.id);
+	if (!ix)
+		return -ENOENT;
+	o.found = 0;
+	o.dev_offset = 0;
+	switch (cmd) {
+	case HC_IOC_PUT:
+		r = hc_put(ix, key, o.key_len, u64_to_user_ptr(o.value), o.value_len, o.group);
+		break;
+	case HC_IOC_GET:
+		r = hc_get(ix, key, o.key_len, u64_to_user_ptr(o.value), &o);
+		break;
+	case HC_IOC_LOOKUP:
+		r = hc_get(ix, key, o.key_len, NULL, &o);
+		break;
+	default:
+		r = hc_delete(ix, key, o.key_len, &o);
+		break;
+	}
+	hc_put_index(ix);
+	if (!r && copy_to_user(arg, &o, sizeof(o)))
+		r = -EFAULT;
+	return r;
+}
+
+static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
+{
+	void __user *arg = (void __user *)uarg;
+	struct hc_index *ix;
+	int r;
+
+	switch (cmd) {
+	case HC_IOC_FORMAT: {
+		struct hc_format f;
+
+		if (!capable(CAP_SYS_ADMIN))
+			return -EPERM;
+		r = hc_copy_in(&f, arg, sizeof(f));
+		if (r)
+			return r;
+		if (!hc_zero(f.reserved, sizeof(f.reserved)))
+			return -EINVAL;
+		return hc_do_format(&f);
+	}
+	case HC_IOC_ATTACH: {
+		struct hc_attach a;
+
+		if (!capable(CAP_SYS_ADMIN))
+			return -EPERM;
+		r = hc_copy_in(&a, arg, sizeof(a));
+		if (r)
+			return r;
+		if (a.id || a.flags || a.reserved0 || !hc_zero(a.reserved, sizeof(a.reserved)))
+			return -EINVAL;
+		r = hc_do_attach(&a);
+		if (!r && copy_to_user(arg, &a, sizeof(a))) {
+			hc_do_detach(a.id);
+			r = -EFAULT;
+		}
+		return r;
+	}
+	case HC_IOC_DETACH:
+	case HC_IOC_FLUSH: {
+		struct hc_id d;
+
+		if (!capable(CAP_SYS_ADMIN))
+			return -EPERM;
+		r = hc_copy_in(&d, arg, sizeof(d));
+		if (r)
+			return r;
+		if (d.reserved0 || !hc_zero(d.reserved, sizeof(d.reserved)))
+			return -EINVAL;
+		if (cmd == HC_IOC_DETACH)
+			return hc_do_detach(d.id);
+		ix = hc_get_index(d.id);
+		if (!ix)
+			return -ENOENT;
+		/* every slot write is FUA: nothing is pending but the device's cache */
+		r = blkdev_issue_flush(ix->bdev);
+		hc_put_index(ix);
+		return r;
+	}
+	case HC_IOC_PUT:
+	case HC_IOC_GET:
+	case HC_IOC_LOOKUP:
+	case HC_IOC_DELETE:
+		return hc_object_ioctl(cmd, arg);
+	case HC_IOC_GET_INFO: {
+		struct hc_info in;
+
+		r = hc_copy_in(&in, arg, sizeof(in));
+		if (r)
+			return r;
+		if (!hc_zero(&in.policy, sizeof(in) - offsetof(struct hc_info, policy)))
+			return -EINVAL;
+		ix = hc_get_index(in.id);
+		if (!ix)
+			return -ENOENT;
+		in.policy = ix->policy;
+		in.flags = ix->flags;
+		in.block_size = ix->block_size;
+		in.ways = ix->ways;
+		in.tag_bits = ix->tag_bits;
+		in.sets = ix->sets;
+		in.max_value = hc_max_value(ix);
+		in.dev_bytes = ix->dev_bytes;
+		in.dev_major = MAJOR(ix->bdev->bd_dev);
+		in.dev_minor = MINOR(ix->bdev->bd_dev);
+		hc_put_index(ix);
+		return copy_to_user(arg, &in, sizeof(in)) ? -EFAULT : 0;
+	}
+	case HC_IOC_FIND: {
+		struct hc_find fd;
+		dev_t dev;
+		int id;
+
+		r = hc_copy_in(&fd, arg, sizeof(fd));
+		if (r)
+			return r;
+		if (fd.id || fd.reserved0 || !hc_zero(fd.reserved, sizeof(fd.reserved)))
+			return -EINVAL;
+		dev = MKDEV(fd.dev_major, fd.dev_minor);
+		if (MAJOR(dev) != fd.dev_major || MINOR(dev) != fd.dev_minor)
+			return -EINVAL;
+		r = -ENOENT;
+		mutex_lock(&hc_idr_lock);
+		idr_for_each_entry(&hc_idr, ix, id) {
+			if (ix->bdev->bd_dev == dev) {
+				fd.id = id;
+				r = 0;
+				break;
+			}
+		}
+		mutex_unlock(&hc_idr_lock);
+		if (!r && copy_to_user(arg, &fd, sizeof(fd)))
+			r = -EFAULT;
+		return r;
+	}
+	case HC_IOC_STATS: {
+		struct hc_stats s;
+
+		r = hc_copy_in(&s, arg, sizeof(s));
+		if (r)
+			return r;
+		if (!hc_zero(&s.reserved0, sizeof(s) - offsetof(struct hc_stats, reserved0)))
+			return -EINVAL;
+		ix = hc_get_index(s.id);
+		if (!ix)
+			return -ENOENT;
+		s = ix->st;
+		s.hdr.size = sizeof(s);
+		s.hdr.version = HC_ABI_VERSION;
+		s.id = ix->id;
+		s.ram_bytes = ix->bits_bytes;
+		s.slots = ix->sets * ix->ways;
+		s.ram_bits_per_object = s.objects ?
+			div64_u64(s.ram_bytes * 8000, s.objects) : 0;
+		hc_put_index(ix);
+		return copy_to_user(arg, &s, sizeof(s)) ? -EFAULT : 0;
+	}
+	}
+	return -ENOTTY;
+}
+
+static const struct file_operations hc_fops = {
+	.owner		= THIS_MODULE,
+	.unlocked_ioctl	= hc_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+};
+
+static struct miscdevice hc_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= HC_MISC_NAME,
+	.fops	= &hc_fops,
+	.mode	= 0600,
+};
+
+static int __init hc_init(void)
+{
+	return misc_register(&hc_misc);
+}
+
+static void __exit hc_exit(void)
+{
+	struct hc_index *ix;
+	int id;
+
+	misc_deregister(&hc_misc);
+	/* no file is open now: detach what is left, cleanly */
+	idr_for_each_entry(&hc_idr, ix, id)
+		hc_do_detach(id);
+	idr_destroy(&hc_idr);
+}
+
+module_init(hc_init);
+module_exit(hc_exit);
+
+MODULE_DESCRIPTION("HashCache object index on a block device");
+MODULE_LICENSE("GPL");

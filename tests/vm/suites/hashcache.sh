@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: GPL-2.0
+# HashCache through hcctl: format, attach, put/get/lookup/del, stats, detach
+# and re-attach (the index survives), for the Basic, Set and SetMem
+# policies, on a plain null_blk and on an ssc volume; the device I/Os per
+# operation each policy promises (Table 2.3); errors a user gets.
+# Devices: nullb0 = 16 MiB index device, nullb1 = 32 MiB cache, nullb2 =
+# 64 MiB origin.
+
+check "modprobe hashcache" modprobe hashcache
+check "/dev/hashcache exists" test -c /dev/hashcache
+check "null_blk index device" null_blk_add 16
+DEV=/dev/nullb0
+
+rc() { "$@" > /dev/null 2>&1; echo $?; }
+st() { hcctl --json index stats "$1" | jq -r ".$2"; }
+
+# --- errors -----------------------------------------------------------------
+check_eq "index with no subcommand: exit 2" 2 "$(rc hcctl index)"
+check_eq "unknown subcommand: exit 2" 2 "$(rc hcctl index frob $DEV)"
+check_eq "attach of an unformatted device: exit 1" 1 "$(rc hcctl index attach $DEV)"
+check "attach of an unformatted device says why" sh -c "hcctl index attach $DEV 2>&1 | grep -q 'no index there'"
+check_eq "stats of a device with no index: exit 3" 3 "$(rc hcctl index stats $DEV)"
+check_eq "format of a character device: exit 1" 1 "$(rc hcctl index format /dev/null)"
+check_eq "unknown policy: exit 2" 2 "$(rc hcctl index format --policy lru $DEV)"
+check_eq "policy not built yet: exit 1" 1 "$(rc hcctl index format --policy log $DEV)"
+check_eq "block size not a power of two: exit 2" 2 "$(rc hcctl index format --block-size 5000 $DEV)"
+check_eq "basic with 8 ways: exit 2" 2 "$(rc hcctl index format --policy basic --ways 8 $DEV)"
+check_eq "a set over 1 MiB: exit 2" 2 "$(rc hcctl index format --ways 64 --block-size 64K $DEV)"
+
+for pol in basic set setmem; do
+	check "$pol: format" hcctl index format --policy $pol $DEV
+	check "$pol: attach" hcctl index attach $DEV
+	check_eq "$pol: attach twice: exit 1" 1 "$(rc hcctl index attach $DEV)"
+	check_eq "$pol: format while attached: exit 1" 1 "$(rc hcctl index format $DEV)"
+	check_eq "$pol: info names the policy" $pol "$(hcctl --json index info $DEV | jq -r .policy)"
+	check_eq "$pol: empty" 0 "$(st $DEV objects)"
+	check_eq "$pol: get of a missing key: exit 5" 5 "$(rc hcctl index get $DEV nokey)"
+	check "$pol: put" hcctl index put $DEV http://example.org/a "value of a"
+	check_eq "$pol: get returns the value" "value of a" "$(hcctl index get $DEV http://example.org/a)"
+	check "$pol: put from stdin" sh -c "head -c 5000 /dev/urandom > /tmp/v && hcctl index put $DEV k2 < /tmp/v"
+	check "$pol: get of the stdin value" sh -c "hcctl index get $DEV k2 | cmp - /tmp/v"
+	# lookup gives where the value lies: read it there ourselves
+	set -- $(hcctl index lookup $DEV k2)
+	check "$pol: lookup's offset and length hold the value" sh -c \
+		"dd if=$DEV bs=1 skip=$1 count=$2 2>/dev/null | cmp - /tmp/v"
+	check "$pol: overwrite" hcctl index put $DEV http://example.org/a "new"
+	check_eq "$pol: get after overwrite" new "$(hcctl index get $DEV http://example.org/a)"
+	check_eq "$pol: 2 objects" 2 "$(st $DEV objects)"
+	check_eq "$pol: value over the limit: exit 1" 1 "$(rc sh -c "head -c 9000 /dev/zero | hcctl index put $DEV big")"
+	check_eq "$pol: key over 256 bytes: exit 2" 2 "$(rc hcctl index put $DEV "$(printf '%0300d' 0)" x)"
+	check "$pol: del" hcctl index del $DEV k2
+	check_eq "$pol: get after del: exit 5" 5 "$(rc hcctl index get $DEV k2)"
+	check_eq "$pol: del of a missing key: exit 5" 5 "$(rc hcctl index del $DEV k2)"
+	# the index survives detach and attach
+	check "$pol: detach" hcctl index detach $DEV
+	check_eq "$pol: stats after detach: exit 3" 3 "$(rc hcctl index stats $DEV)"
+	check "$pol: attach again" hcctl index attach $DEV
+	check_eq "$pol: clean detach: not recovered" false \
+		"$(hcctl index detach $DEV && hcctl --json index attach $DEV | jq -r .recovered)"
+	check_eq "$pol: the object is still there" new "$(hcctl index get $DEV http://example.org/a)"
+	check_eq "$pol: one object after reattach" 1 "$(st $DEV objects)"
+
+	# device I/Os per operation (Table 2.3): 200 inserts, 200 hits, 200 misses
+	i=0
+	while [ $i -lt 200 ]; do hcctl index put $DEV "obj$i" "v$i"; i=$((i + 1)); done
+	l0=$(st $DEV lookup_ios) i0=$(st $DEV insert_ios)
+	i=0
+	while [ $i -lt 200 ]; do hcctl index get $DEV "obj$i" > /dev/null 2>&1; i=$((i + 1)); done
+	l1=$(st $DEV lookup_ios) m0=$(st $DEV miss_ios)
+	i=0
+	while [ $i -lt 200 ]; do hcctl index get $DEV "miss$i" > /dev/null 2>&1; i=$((i + 1)); done
+	m1=$(st $DEV miss_ios)
+	diag "$pol: I/Os for 200 gets of stored keys $((l1 - l0)), for 200 misses $((m1 - m0)); insert I/Os so far $i0; objects $(st $DEV objects) of $(st $DEV slots) slots; false positives $(st $DEV false_positives); RAM bits per slot $(st $DEV ram_bits_per_slot)"
+	check_eq "$pol: a get costs one device read" 200 $((l1 - l0))
+	case $pol in
+	setmem)
+		# Table 2.3: 8 tag bits + 3 LRU rank bits, and our valid bit
+		check_eq "$pol: 12 bits of RAM per slot" 12 "$(st $DEV ram_bits_per_slot | cut -d. -f1)"
+		# a miss reads only on a false positive tag match
+		check_eq "$pol: misses cost no I/O but false positives" \
+			"$(st $DEV false_positives)" $((m1 - m0))
+		check "$pol: most misses settled in RAM" test "$(st $DEV misses_in_ram)" -ge 190 ;;
+	*)
+		check_eq "$pol: a miss costs one device read" 200 $((m1 - m0))
+		check_eq "$pol: no RAM index" 0 "$(st $DEV ram_bytes)" ;;
+	esac
+	check "$pol: detach" hcctl index detach $DEV
+done
+
+# --- on an ssc volume -------------------------------------------------------
+check "modprobe dm-ssc" modprobe dm-ssc
+check "null_blk cache" null_blk_add 32
+check "null_blk origin" null_blk_add 64
+check "ssc volume" hcctl create v --cache /dev/nullb1 --origin /dev/nullb2 --mode writeback --format
+check "format on the ssc volume" hcctl index format --policy setmem /dev/mapper/v
+check "attach on the ssc volume" hcctl index attach /dev/mapper/v
+check "put on the ssc volume" hcctl index put /dev/mapper/v key "on ssc"
+check_eq "get on the ssc volume" "on ssc" "$(hcctl index get /dev/mapper/v key)"
+check_eq "the volume is in use: remove refused" 1 "$(rc hcctl remove v)"
+check "detach" hcctl index detach /dev/mapper/v
+check "flush the volume to the origin" hcctl flush v
+check "remove the volume" hcctl remove v
+check "index is on the origin after the flush" sh -c \
+	"hcctl index attach /dev/nullb2 && test \"\$(hcctl index get /dev/nullb2 key)\" = 'on ssc' && hcctl index detach /dev/nullb2"
+
+check "rmmod hashcache" rmmod hashcache
+check "rmmod dm-ssc" rmmod dm_ssc
+check "null_blk teardown" null_blk_teardown

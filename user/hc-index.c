@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hcctl index: the HashCache index on a block device, through the ioctls
+ * of /dev/hashcache (include/uapi/linux/hashcache.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <json-c/json.h>
+#include <linux/hashcache.h>
+
+#include "hcctl.h"
+
+#define HC_DEV		"/dev/" HC_MISC_NAME
+#define HC_VALUE_MAX	(64U << 10)
+
+static const char *const policy_names[] = {
+	[HC_POLICY_BASIC] = "basic",
+	[HC_POLICY_SET] = "set",
+	[HC_POLICY_SETMEM] = "setmem",
+	[HC_POLICY_SETMEMLRU] = "setmemlru",
+	[HC_POLICY_LOG] = "log",
+	[HC_POLICY_LOGLRU] = "loglru",
+};
+
+#define HDR(s) { .size = sizeof(s), .version = HC_ABI_VERSION }
+
+/* print a JSON object on one line and free it */
+static void json_out(struct json_object *o)
+{
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+}
+
+static void jset(struct json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+static int hc_ctl(void)
+{
+	int fd = open(HC_DEV, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		err("%s: %s%s", HC_DEV, strerror(errno),
+		    errno == ENOENT ? " (is the hashcache module loaded?)" : "");
+	return fd;
+}
+
+/* the block device DEV, opened for writing; -1 (and a message) if not */
+static int open_blk(const char *dev)
+{
+	struct stat st;
+	int fd = open(dev, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0) {
+		err("%s: %s", dev, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISBLK(st.st_mode)) {
+		err("%s: not a block device", dev);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* the id of the index attached on DEV; EX_* on failure */
+static int find_index(int ctl, const char *dev, uint32_t *id)
+{
+	struct hc_find f = { .hdr = HDR(f) };
+	struct stat st;
+
+	if (stat(dev, &st) || !S_ISBLK(st.st_mode)) {
+		err("%s: %s", dev, errno ? strerror(errno) : "not a block device");
+		return EX_USAGE;
+	}
+	f.dev_major = major(st.st_rdev);
+	f.dev_minor = minor(st.st_rdev);
+	if (ioctl(ctl, HC_IOC_FIND, &f)) {
+		if (errno == ENOENT) {
+			err("%s: no index attached (hcctl index attach %s)", dev, dev);
+			return EX_NOVOL;
+		}
+		err("%s: %s", dev, strerror(errno));
+		return EX_FAIL;
+	}
+	*id = f.id;
+	return EX_OK;
+}
+
+static int idx_format(int ctl, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "block-size", required_argument, NULL, 'b' },
+		{ "ways", required_argument, NULL, 'w' },
+		{ "tag-bits", required_argument, NULL, 't' },
+		{ "sets", required_argument, NULL, 's' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct hc_format f = { .hdr = HDR(f), .policy = HC_POLICY_SETMEM };
+	uint64_t v;
+	unsigned int i;
+	int c, fd, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			f.policy = 0;
+			for (i = 1; i < sizeof(policy_names) / sizeof(policy_names[0]); i++)
+				if (policy_names[i] && !strcasecmp(optarg, policy_names[i]))
+					f.policy = i;
+			if (!f.policy) {
+				err("index format: unknown policy '%s' (basic, set, setmem, setmemlru, log, loglru)",
+				    optarg);
+				return EX_USAGE;
+			}
+			break;
+		case 'b':
+			if (parse_bytes(optarg, &v) || v > UINT32_MAX) {
+				err("index format: bad --block-size '%s'", optarg);
+				return EX_USAGE;
+			}
+			f.block_size = (uint32_t)v;
+			break;
+		case 'w':
+		case 't':
+			if (parse_u64(optarg, &v) || !v || v > 64) {
+				err("index format: bad --%s '%s'", c == 'w' ? "ways" : "tag-bits", optarg);
+				return EX_USAGE;
+			}
+			if (c == 'w')
+				f.ways = (uint32_t)v;
+			else
+				f.tag_bits = (uint32_t)v;
+			break;
+		case 's':
+			if (parse_u64(optarg, &v) || !v) {
+				err("index format: bad --sets '%s'", optarg);
+				return EX_USAGE;
+			}
+			f.sets = v;
+			break;
+		case 'S':
+			if (parse_u64(optarg, &v)) {
+				err("index format: bad --seed '%s'", optarg);
+				return EX_USAGE;
+			}
+			f.seed = v;
+			break;
+		default:
+			return EX_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		err("index format: want one DEVICE");
+		return EX_USAGE;
+	}
+	fd = open_blk(argv[optind]);
+	if (fd < 0)
+		return EX_FAIL;
+	f.fd = fd;
+	r = ioctl(ctl, HC_IOC_FORMAT, &f);
+	close(fd);
+	if (r) {
+		const char *why = errno == EBUSY ? " (attached, or in use)" :
+				  errno == EOPNOTSUPP ? " (this policy is not built yet)" :
+				  errno == ENOSPC ? " (too small for one set)" : "";
+
+		err("index format %s: %s%s", argv[optind], strerror(errno), why);
+		return errno == EINVAL ? EX_USAGE : EX_FAIL;
+	}
+	return EX_OK;
+}
+
+static int idx_attach(int ctl, const char *dev)
+{
+	struct hc_attach a = { .hdr = HDR(a) };
+	int fd = open_blk(dev), r;
+
+	if (fd < 0)
+		return EX_FAIL;
+	a.fd = fd;
+	r = ioctl(ctl, HC_IOC_ATTACH, &a);
+	close(fd);
+	if (r) {
+		err("index attach %s: %s%s", dev, strerror(errno),
+		    errno == EINVAL ? " (no index there: hcctl index format)" :
+		    errno == EBUSY ? " (attached already, or in use)" : "");
+		return EX_FAIL;
+	}
+	if (opt_json) {
+		struct json_object *o = json_object_new_object();
+
+		jset(o, "id", a.id);
+		json_object_object_add(o, "recovered",
+				       json_object_new_boolean(a.flags & HC_ATTACH_RECOVERED));
+		json_out(o);
+	} else {
+		printf("%s: index %u attached%s\n", dev, a.id,
+		       a.flags & HC_ATTACH_RECOVERED ? " (it was not detached cleanly)" : "");
+	}
+	return EX_OK;
+}
+
+static int idx_simple(int ctl, const char *what, unsigned long cmd, const char *dev)
+{
+	struct hc_id d = { .hdr = HDR(d) };
+	int r = find_index(ctl, dev, &d.id);
+
+	if (r)
+		return r;
+	if (ioctl(ctl, cmd, &d)) {
+		err("index %s %s: %s", what, dev, strerror(errno));
+		return EX_FAIL;
+	}
+	return EX_OK;
+}
+
+/* the value of put: VALUE, or standard input */
+static char *read_value(int argc, char **argv, size_t *len)
+{
+	char *buf;
+	size_t n = 0;
+	ssize_t k;
+
+	if (argc > 0) {
+		*len = strlen(argv[0]);
+		return strdup(argv[0]);
+	}
+	buf = malloc(HC_VALUE_MAX + 1);
+	if (!buf)
+		return NULL;
+	while ((k = read(0, buf + n, HC_VALUE_MAX + 1 - n)) > 0)
+		n += (size_t)k;
+	if (k < 0 || n > HC_VALUE_MAX) {
+		err("index put: %s", k < 0 ? strerror(errno) : "value longer than 64 KiB");
+		free(buf);
+		return NULL;
+	}
+	*len = n;
+	return buf;
+}
+
+static int idx_object(int ctl, const char *sub, int argc, char **argv)
+{
+	struct hc_object o = { .hdr = HDR(o) };
+	unsigned long cmd;
+	char *val = NULL;
+	size_t klen, vlen = 0;
+	int r;
+
+	if (argc < 2 || argc > (strcmp(sub, "put") ? 2 : 3)) {
+		err("index %s: want DEVICE KEY%s", sub, strcmp(sub, "put") ? "" : " [VALUE]");
+		return EX_USAGE;
+	}
+	klen = strlen(argv[1]);
+	if (!klen || klen > HC_KEY_MAX) {
+		err("index %s: a key is 1 to %d bytes", sub, HC_KEY_MAX);
+		return EX_USAGE;
+	}
+	r = find_index(ctl, argv[0], &o.id);
+	if (r)
+		return r;
+	o.key = (uintptr_t)argv[1];
+	o.key_len = (uint32_t)klen;
+	if (!strcmp(sub, "put")) {
+		cmd = HC_IOC_PUT;
+		val = read_value(argc - 2, argv + 2, &vlen);
+		if (!val)
+			return EX_FAIL;
+	} else if (!strcmp(sub, "get")) {
+		cmd = HC_IOC_GET;
+		vlen = HC_VALUE_MAX;
+		val = malloc(vlen);
+		if (!val)
+			return EX_FAIL;
+	} else {
+		cmd = !strcmp(sub, "lookup") ? HC_IOC_LOOKUP : HC_IOC_DELETE;
+	}
+	o.value = (uintptr_t)val;
+	o.value_len = vlen;
+	if (ioctl(ctl, cmd, &o)) {
+		err("index %s: %s%s", sub, strerror(errno),
+		    errno == EFBIG ? " (value too large for this index: hcctl index info)" : "");
+		free(val);
+		return EX_FAIL;
+	}
+	r = EX_OK;
+	if (cmd != HC_IOC_PUT && !o.found) {
+		if (opt_json) {
+			struct json_object *j = json_object_new_object();
+
+			json_object_object_add(j, "found", json_object_new_boolean(0));
+			json_out(j);
+		} else {
+			err("%s: no such key", argv[1]);
+		}
+		r = EX_NOKEY;
+	} else if (cmd == HC_IOC_GET) {
+		if (o.value_len > vlen) {
+			err("index get: value truncated to %zu bytes", vlen);
+			o.value_len = vlen;
+		}
+		if (fwrite(val, 1, o.value_len, stdout) != o.value_len)
+			r = EX_FAIL;
+	} else if (cmd == HC_IOC_LOOKUP) {
+		if (opt_json) {
+			struct json_object *j = json_object_new_object();
+
+			json_object_object_add(j, "found", json_object_new_boolean(1));
+			jset(j, "dev_offset", o.dev_offset);
+			jset(j, "length", o.value_len);
+			json_out(j);
+		} else {
+			printf("%" PRIu64 " %" PRIu64 "\n", (uint64_t)o.dev_offset,
+			       (uint64_t)o.value_len);
+		}
+	}
+	free(val);
+	return r;
+}
+
+static int idx_info(int ctl, const char *dev)
+{
+	struct hc_info in = { .hdr = HDR(in) };
+	const char *pol;
+	int r = find_index(ctl, dev, &in.id);
+
+	if (r)
+		return r;
+	if (ioctl(ctl, HC_IOC_GET_INFO, &in)) {
+		err("index info %s: %s", dev, strerror(errno));
+		return EX_FAIL;
+	}
+	pol = in.policy < sizeof(policy_names) / sizeof(policy_names[0]) &&
+	      policy_names[in.policy] ? policy_names[in.policy] : "?";
+	if (opt_json) {
+		struct json_object *j = json_object_new_object();
+
+		jset(j, "id", in.id);
+		json_object_object_add(j, "policy", json_object_new_string(pol));
+		jset(j, "block_size", in.block_size);
+		jset(j, "ways", in.ways);
+		jset(j, "tag_bits", in.tag_bits);
+		jset(j, "sets", in.sets);
+		jset(j, "max_value", in.max_value);
+		jset(j, "dev_bytes", in.dev_bytes);
+		json_out(j);
+	} else {
+		printf("index %u on %s: %s, %u ways of %u B, %" PRIu64 " sets, %u tag bits, "
+		       "values up to %" PRIu64 " B\n", in.id, dev, pol, in.ways, in.block_size,
+		       (uint64_t)in.sets, in.tag_bits, (uint64_t)in.max_value);
+	}
+	return EX_OK;
+}
+
+static int idx_stats(int ctl, const char *dev)
+{
+	struct hc_stats s = { .hdr = HDR(s) };
+	struct { const char *name; uint64_t v; } f[24];
+	unsigned int n = 0, i;
+	int r = find_index(ctl, dev, &s.id);
+
+	if (r)
+		return r;
+	if (ioctl(ctl, HC_IOC_STATS, &s)) {
+		err("index stats %s: %s", dev, strerror(errno));
+		return EX_FAIL;
+	}
+#define F(x) do { f[n].name = #x; f[n].v = s.x; n++; } while (0)
+	F(objects); F(lookups); F(hits); F(misses); F(misses_in_ram); F(false_positives);
+	F(inserts); F(overwrites); F(deletes); F(evictions); F(read_ios); F(write_ios);
+	F(seeks); F(bytes_read); F(bytes_written); F(lookup_ios); F(insert_ios);
+	F(miss_ios); F(log_wraps); F(lost_on_recovery); F(ram_bytes); F(slots);
+#undef F
+	if (opt_json) {
+		struct json_object *j = json_object_new_object();
+
+		jset(j, "id", s.id);
+		for (i = 0; i < n; i++)
+			jset(j, f[i].name, f[i].v);
+		json_object_object_add(j, "ram_bits_per_object",
+				       json_object_new_double(s.ram_bits_per_object / 1000.0));
+		json_object_object_add(j, "ram_bits_per_slot",
+				       json_object_new_double(s.slots ? s.ram_bytes * 8.0 / s.slots : 0));
+		json_out(j);
+	} else {
+		for (i = 0; i < n; i++)
+			printf("%-20s %" PRIu64 "\n", f[i].name, f[i].v);
+		printf("%-20s %.3f\n", "ram_bits_per_object", s.ram_bits_per_object / 1000.0);
+		printf("%-20s %.3f\n", "ram_bits_per_slot",
+		       s.slots ? s.ram_bytes * 8.0 / s.slots : 0);
+	}
+	return EX_OK;
+}
+
+int cmd_index(int argc, char **argv)
+{
+	const char *sub;
+	int ctl, r;
+
+	if (argc < 2) {
+		err("index: want SUBCOMMAND DEVICE (hcctl --help)");
+		return EX_USAGE;
+	}
+	sub = argv[0];
+	if (strcmp(sub, "format") && strcmp(sub, "attach") && strcmp(sub, "detach") &&
+	    strcmp(sub, "flush") && strcmp(sub, "info") && strcmp(sub, "stats") &&
+	    strcmp(sub, "put") && strcmp(sub, "get") && strcmp(sub, "lookup") &&
+	    strcmp(sub, "del")) {
+		err("index: unknown subcommand '%s' (hcctl --help)", sub);
+		return EX_USAGE;
+	}
+	if (strcmp(sub, "format") && strcmp(sub, "put") && strcmp(sub, "get") &&
+	    strcmp(sub, "lookup") && strcmp(sub, "del") && argc != 2) {
+		err("index %s: want one DEVICE", sub);
+		return EX_USAGE;
+	}
+	ctl = hc_ctl();
+	if (ctl < 0)
+		return EX_FAIL;
+	if (!strcmp(sub, "format"))
+		r = idx_format(ctl, argc, argv);
+	else if (!strcmp(sub, "attach"))
+		r = idx_attach(ctl, argv[1]);
+	else if (!strcmp(sub, "detach"))
+		r = idx_simple(ctl, sub, HC_IOC_DETACH, argv[1]);
+	else if (!strcmp(sub, "flush"))
+		r = idx_simple(ctl, sub, HC_IOC_FLUSH, argv[1]);
+	else if (!strcmp(sub, "info"))
+		r = idx_info(ctl, argv[1]);
+	else if (!strcmp(sub, "stats"))
+		r = idx_stats(ctl, argv[1]);
+	else
+		r = idx_object(ctl, sub, argc - 1, argv + 1);
+	close(ctl);
+	return r;
+}
