@@ -87,6 +87,81 @@ for pol in basic set setmem; do
 	check "$pol: detach" hcctl index detach $DEV
 done
 
+# --- malformed and random ioctls ---------------------------------------------
+check "setmem: format for the fuzzer" hcctl index format --policy setmem $DEV
+check "attach for the fuzzer" hcctl index attach $DEV
+if out=$(hc-fuzz $DEV 3000 42 2>&1); then
+	ok "hc-fuzz: every malformed ioctl refused with its errno, 3000 random ones returned"
+else
+	not_ok "hc-fuzz"
+	printf '%s\n' "$out" | grep -v '^ok' | sed 's/^/# /'
+fi
+diag "hc-fuzz: $(printf '%s\n' "$out" | grep -c '^ok') checks passed"
+check "detach after the fuzzer" hcctl index detach $DEV
+
+# --- superblock damage ------------------------------------------------------
+check "format for the superblock tests" hcctl index format --policy set $DEV
+check "attach, put, detach" sh -c "hcctl index attach $DEV && hcctl index put $DEV sbkey sbval && hcctl index detach $DEV"
+# the copies are at 0 and 4096: the newer one is written last
+check "one copy zeroed" dd if=/dev/zero of=$DEV bs=4096 count=1 seek=0 conv=notrunc,fsync
+check "attach with one copy left" hcctl index attach $DEV
+check_eq "the object is there" sbval "$(hcctl index get $DEV sbkey)"
+check "detach (writes a good copy again)" hcctl index detach $DEV
+check "both copies garbled" sh -c "head -c 8192 /dev/urandom > /tmp/junk && dd if=/tmp/junk of=$DEV bs=8192 count=1 conv=notrunc,fsync 2>/dev/null"
+check_eq "attach with no good copy: exit 1" 1 "$(rc hcctl index attach $DEV)"
+hcctl index detach $DEV > /dev/null 2>&1	# in case it was attached after all
+check "the kernel log says why" sh -c "dmesg | tail -n 5 | grep -q 'no valid superblock'"
+# a superblock whose CRC checks but whose geometry does not fit the device
+check "format with --sets 100000 is refused (too many for the device)" \
+	test "$(rc hcctl index format --policy set --sets 100000 $DEV)" = 1
+
+# --- power cut and corruption: never a wrong object ----------------------------
+check "modprobe dm-flakey" modprobe dm-flakey
+L=$(sectors $DEV)
+check "dm-flakey over the index device" dmsetup create hf --table "0 $L flakey $DEV 0 3600 0"
+F=/dev/mapper/hf
+flakey() { dmsetup suspend --nolockfs hf && dmsetup load hf --table "0 $L flakey $DEV $1" && dmsetup resume hf; }
+for pol in set setmem; do
+	check "$pol: format on dm-flakey" hcctl index format --policy $pol $F
+	check "$pol: attach" hcctl index attach $F
+	i=0
+	while [ $i -lt 100 ]; do hcctl index put $F "c$i" "first-$i"; i=$((i + 1)); done
+	# writes vanish from here on (a power cut) while puts go on and overwrite
+	check "$pol: power cut (drop writes)" flakey "0 0 3600 1 drop_writes"
+	i=0
+	while [ $i -lt 150 ]; do hcctl index put $F "c$i" "second-$i" > /dev/null 2>&1; i=$((i + 1)); done
+	# detach's clean superblock is dropped too: the next attach sees a crash
+	check "$pol: detach during the cut" hcctl index detach $F
+	check "$pol: power back" flakey "0 3600 0"
+	check_eq "$pol: attach reports the unclean detach" true "$(hcctl --json index attach $F | jq -r .recovered)"
+	wrong=0 lost=0 i=0
+	while [ $i -lt 150 ]; do
+		v=$(hcctl index get $F "c$i" 2>/dev/null)
+		case $v in
+		"first-$i") ;;
+		"") lost=$((lost + 1)) ;;
+		*) wrong=$((wrong + 1)); diag "$pol: c$i returned '$v'" ;;
+		esac
+		i=$((i + 1))
+	done
+	check_eq "$pol: after the cut: no wrong object" 0 $wrong
+	check_eq "$pol: after the cut: the 50 never written are missing, the 100 written before are there" 50 $lost
+	# writes corrupted on the way (a byte of the key area): CRC makes them empty
+	check "$pol: corrupting writes" flakey "0 0 3600 5 corrupt_bio_byte 300 w 255 0"
+	i=0
+	while [ $i -lt 20 ]; do hcctl index put $F "z$i" "zval-$i" > /dev/null 2>&1; i=$((i + 1)); done
+	check "$pol: writes pass again" flakey "0 3600 0"
+	found=0 i=0
+	while [ $i -lt 20 ]; do
+		v=$(hcctl index get $F "z$i" 2>/dev/null)
+		[ -n "$v" ] && found=$((found + 1))
+		i=$((i + 1))
+	done
+	check_eq "$pol: no corrupted object is returned" 0 $found
+	check "$pol: detach" hcctl index detach $F
+done
+check "remove dm-flakey" dmsetup remove hf
+
 # --- on an ssc volume -------------------------------------------------------
 check "modprobe dm-ssc" modprobe dm-ssc
 check "null_blk cache" null_blk_add 32
