@@ -39,6 +39,7 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/sizes.h>
+#include <linux/sort.h>
 #include <linux/vmalloc.h>
 #include <linux/uaccess.h>
 #include <linux/hashcache.h>
@@ -77,6 +78,13 @@ struct hc_index {
 	u64 next_off;			/* where the last I/O ended (for seeks) */
 	void *buf;			/* one set */
 	struct hc_stats st;
+
+	/* Log: a circular log of records, appended through a write buffer */
+	u64 log_off, log_blocks;	/* bytes, blocks */
+	u64 wbase;			/* log block of wbuf's first record */
+	u32 wcount, wbuf_blocks;	/* records in wbuf, and room */
+	u32 gen;			/* pass over the log, mod 16 */
+	void *wbuf;
 };
 
 static DEFINE_IDR(hc_idr);
@@ -166,6 +174,8 @@ static int hc_sb_write(struct hc_index *ix, bool clean)
 	sb->format_id = cpu_to_le64(ix->format_id);
 	sb->seq = cpu_to_le64(ix->sb_seq);
 	sb->table_offset = cpu_to_le64(HC_TABLE_OFFSET);
+	sb->log_offset = cpu_to_le64(ix->log_off);
+	sb->log_bytes = cpu_to_le64(ix->log_blocks * ix->block_size);
 	sb->dev_bytes = cpu_to_le64(ix->dev_bytes);
 	sb->crc = cpu_to_le32(hc_crc(sb, HC_SB_BYTES, offsetof(struct hc_sb_disk, crc)));
 	r = hc_io(ix, REQ_OP_WRITE, (ix->sb_seq & 1) * HC_SB_BYTES, sb, HC_SB_BYTES);
@@ -204,13 +214,34 @@ static void hc_set_field(struct hc_index *ix, u64 slot, u64 v)
 		assign_bit(bit + i, ix->bits, v & (1ULL << i));
 }
 
+/*
+ * A field: valid (1 bit) | LRU rank (rank_bits) | tag (tag_bits), and for
+ * Log also | pass (4 bits) | log block (32 bits).
+ */
 #define HC_VALID(ix, f)	((void)(ix), (f) & 1)
 #define HC_RANK(ix, f)	(((f) >> 1) & ((1ULL << (ix)->rank_bits) - 1))
-#define HC_TAG(ix, f)	((f) >> (1 + (ix)->rank_bits))
+#define HC_TAG(ix, f)	(((f) >> (1 + (ix)->rank_bits)) & ((1ULL << (ix)->tag_bits) - 1))
+#define HC_GEN_SHIFT(ix)	(1 + (ix)->rank_bits + (ix)->tag_bits)
+#define HC_GEN(ix, f)	(((f) >> HC_GEN_SHIFT(ix)) & 15)
+#define HC_OFF(ix, f)	(((f) >> (HC_GEN_SHIFT(ix) + 4)) & 0xffffffffULL)
+#define HC_LOG_FIELD_BITS	36	/* pass + log block */
 
 static u64 hc_mkfield(struct hc_index *ix, u64 tag, u64 rank)
 {
 	return 1 | rank << 1 | tag << (1 + ix->rank_bits);
+}
+
+static u64 hc_mkfield_log(struct hc_index *ix, u64 tag, u64 gen, u64 off)
+{
+	return hc_mkfield(ix, tag, 0) | gen << HC_GEN_SHIFT(ix) |
+	       off << (HC_GEN_SHIFT(ix) + 4);
+}
+
+static u64 hc_with_rank(struct hc_index *ix, u64 f, u64 rank)
+{
+	u64 mask = ((1ULL << ix->rank_bits) - 1) << 1;
+
+	return (f & ~mask) | (rank << 1 & mask);
 }
 
 /* Make @way the most recently used of its set. */
@@ -224,8 +255,22 @@ static void hc_touch(struct hc_index *ix, u64 set, u32 way)
 		u64 g = hc_field(ix, base + w);
 
 		if (w != way && HC_VALID(ix, g) && HC_RANK(ix, g) < r)
-			hc_set_field(ix, base + w, hc_mkfield(ix, HC_TAG(ix, g),
-							      HC_RANK(ix, g) + 1));
+			hc_set_field(ix, base + w, hc_with_rank(ix, g, HC_RANK(ix, g) + 1));
+	}
+}
+
+/* Clear @way's field and close the gap it leaves in the ranks. */
+static void hc_clear(struct hc_index *ix, u64 set, u32 way)
+{
+	u64 base = set * ix->ways, rank = HC_RANK(ix, hc_field(ix, base + way));
+	u32 w;
+
+	hc_set_field(ix, base + way, 0);
+	for (w = 0; w < ix->ways; w++) {
+		u64 g = hc_field(ix, base + w);
+
+		if (HC_VALID(ix, g) && HC_RANK(ix, g) > rank)
+			hc_set_field(ix, base + w, hc_with_rank(ix, g, HC_RANK(ix, g) - 1));
 	}
 }
 
@@ -366,6 +411,369 @@ static bool hc_way_used(struct hc_index *ix, u64 set, u32 way)
 	return hc_slot_valid(ix, ix->buf + (size_t)way * ix->block_size);
 }
 
+
+/* ---------------------------------------------------------------------
+ * Log: objects are records appended to a circular log through a write
+ * buffer (one device write for many inserts); RAM holds, per slot of the
+ * N-way sets, the tag, the LRU rank, the pass over the log (4 bits) and the
+ * record's log block (32 bits). A record overwritten by a later pass is
+ * recognised from the pass and the write position, with no I/O. A delete
+ * appends a tombstone record, so that a rebuild does not bring the object
+ * back.
+ */
+
+#define HC_LOG_WBUF_BYTES	SZ_256K
+#define HC_REC_TOMB		1	/* slot flags: a tombstone */
+#define HC_REC_GEN(fl)		(((fl) >> 8) & 15)
+
+/* the log block the next appended record takes */
+static u64 hc_log_end(struct hc_index *ix)
+{
+	return ix->wbase + ix->wcount;
+}
+
+/* does field @f still point at its record? */
+static bool hc_log_live(struct hc_index *ix, u64 f)
+{
+	u64 g = HC_GEN(ix, f), off = HC_OFF(ix, f);
+
+	if (!HC_VALID(ix, f))
+		return false;
+	if (g == ix->gen)
+		return off < hc_log_end(ix);
+	if (g == ((ix->gen - 1) & 15))
+		return off >= hc_log_end(ix);
+	return false;
+}
+
+static int hc_log_flush(struct hc_index *ix)
+{
+	int r;
+
+	if (!ix->wcount)
+		return 0;
+	r = hc_io(ix, REQ_OP_WRITE, ix->log_off + ix->wbase * ix->block_size, ix->wbuf,
+		  (size_t)ix->wcount * ix->block_size);
+	if (r)
+		return r;
+	ix->wbase += ix->wcount;
+	ix->wcount = 0;
+	if (ix->wbase == ix->log_blocks) {
+		ix->wbase = 0;
+		ix->gen = (ix->gen + 1) & 15;
+		ix->st.log_wraps++;
+	}
+	return 0;
+}
+
+/* read the record at log block @off into @dst: from the buffer if it is there */
+static int hc_log_read(struct hc_index *ix, u64 off, void *dst)
+{
+	if (off >= ix->wbase && off < hc_log_end(ix)) {
+		memcpy(dst, ix->wbuf + (off - ix->wbase) * ix->block_size, ix->block_size);
+		return 0;
+	}
+	return hc_io(ix, REQ_OP_READ, ix->log_off + off * ix->block_size, dst, ix->block_size);
+}
+
+/* as hc_find(), for Log; the record found is in ix->buf */
+static int hc_log_find(struct hc_index *ix, const u8 *key, u32 klen, u64 set, u64 tag,
+		       u32 *way, bool *found, u64 *ios)
+{
+	u64 before = ix->st.read_ios, worst = 0;
+	bool empty = false;
+	u32 w, victim = 0;
+	int r = 0;
+
+	*found = false;
+	for (w = 0; w < ix->ways; w++) {
+		u64 f = hc_field(ix, set * ix->ways + w);
+
+		if (!hc_log_live(ix, f)) {
+			if (!empty)
+				victim = w;
+			empty = true;
+			continue;
+		}
+		if (!empty && HC_RANK(ix, f) >= worst) {
+			worst = HC_RANK(ix, f);
+			victim = w;
+		}
+		if (HC_TAG(ix, f) != tag)
+			continue;
+		r = hc_log_read(ix, HC_OFF(ix, f), ix->buf);
+		if (r)
+			break;
+		if (hc_slot_is(ix, ix->buf, key, klen)) {
+			*found = true;
+			*way = w;
+			break;
+		}
+		ix->st.false_positives++;
+	}
+	if (!*found)
+		*way = victim;
+	*ios += ix->st.read_ios - before;
+	return r;
+}
+
+/* append a record (a tombstone if @tomb) at the log's end; its block in *@off */
+static int hc_log_append(struct hc_index *ix, const u8 *key, u32 klen,
+			 const void __user *uval, u64 vlen, u32 group, bool tomb, u64 *off)
+{
+	struct hc_slot_disk *s;
+	int r;
+
+	/* a buffer left full by a failed write is written first */
+	if (ix->wcount == ix->wbuf_blocks || hc_log_end(ix) == ix->log_blocks) {
+		r = hc_log_flush(ix);
+		if (r)
+			return r;
+	}
+	*off = hc_log_end(ix);
+	s = ix->wbuf + (size_t)ix->wcount * ix->block_size;
+	memset(s, 0, ix->block_size);
+	if (vlen && copy_from_user((void *)s + HC_SLOT_HDR_BYTES, uval, vlen))
+		return -EFAULT;
+	s->magic = cpu_to_le32(HC_SLOT_MAGIC);
+	s->format_id = cpu_to_le64(ix->format_id);
+	s->seq = cpu_to_le64(++ix->wseq);
+	s->value_len = cpu_to_le64(vlen);
+	s->group = cpu_to_le32(group);
+	s->key_len = cpu_to_le16(klen);
+	s->flags = cpu_to_le16((tomb ? HC_REC_TOMB : 0) | ix->gen << 8);
+	memcpy(s->key, key, klen);
+	s->crc = cpu_to_le32(hc_crc(s, HC_SLOT_HDR_BYTES + vlen,
+				    offsetof(struct hc_slot_disk, crc)));
+	ix->wcount++;
+	return 0;
+}
+
+/* flush when the buffer is full or reaches the end of the log */
+static int hc_log_maybe_flush(struct hc_index *ix)
+{
+	if (ix->wcount == ix->wbuf_blocks || hc_log_end(ix) == ix->log_blocks)
+		return hc_log_flush(ix);
+	return 0;
+}
+
+static int hc_log_put(struct hc_index *ix, const u8 *key, u32 klen,
+		      const void __user *uval, u64 vlen, u32 group)
+{
+	u64 set, tag, ios = 0, w0 = ix->st.write_ios, off;
+	bool found, evict;
+	u32 way;
+	int r;
+
+	if (vlen > hc_max_value(ix))
+		return -EFBIG;
+	hc_hash(ix, key, klen, &set, &tag);
+	r = hc_log_find(ix, key, klen, set, tag, &way, &found, &ios);
+	if (r)
+		return r;
+	r = hc_log_append(ix, key, klen, uval, vlen, group, false, &off);
+	if (r)
+		return r;
+	/* after the append: a flush in it may have ended a pass */
+	evict = !found && hc_log_live(ix, hc_field(ix, set * ix->ways + way));
+	hc_touch(ix, set, way);
+	hc_set_field(ix, set * ix->ways + way, hc_mkfield_log(ix, tag, ix->gen, off));
+	if (found) {
+		ix->st.overwrites++;
+	} else {
+		ix->st.inserts++;
+		if (evict)
+			ix->st.evictions++;
+	}
+	r = hc_log_maybe_flush(ix);
+	ix->st.insert_ios += ios + ix->st.write_ios - w0;
+	return r;
+}
+
+static int hc_log_get(struct hc_index *ix, const u8 *key, u32 klen, void __user *uval,
+		      struct hc_object *o)
+{
+	struct hc_slot_disk *s = ix->buf;
+	u64 set, tag, ios = 0, vlen, f;
+	bool found;
+	u32 way;
+	int r;
+
+	ix->st.lookups++;
+	hc_hash(ix, key, klen, &set, &tag);
+	r = hc_log_find(ix, key, klen, set, tag, &way, &found, &ios);
+	o->found = found;
+	if (!r && found && !uval) {
+		/* LOOKUP hands out a device offset: the record must be there */
+		f = hc_field(ix, set * ix->ways + way);
+		if (HC_OFF(ix, f) >= ix->wbase && HC_OFF(ix, f) < hc_log_end(ix)) {
+			u64 w0 = ix->st.write_ios;
+
+			r = hc_log_flush(ix);
+			ios += ix->st.write_ios - w0;
+		}
+	}
+	ix->st.lookup_ios += ios;
+	if (r)
+		return r;
+	if (!found) {
+		ix->st.misses++;
+		ix->st.miss_ios += ios;
+		if (!ios)
+			ix->st.misses_in_ram++;
+		return 0;
+	}
+	ix->st.hits++;
+	f = hc_field(ix, set * ix->ways + way);
+	vlen = le64_to_cpu(s->value_len);
+	o->dev_offset = ix->log_off + HC_OFF(ix, f) * ix->block_size + HC_SLOT_HDR_BYTES;
+	if (uval && copy_to_user(uval, (void *)s + HC_SLOT_HDR_BYTES, min(vlen, o->value_len)))
+		return -EFAULT;
+	o->value_len = vlen;
+	hc_touch(ix, set, way);
+	hc_set_field(ix, set * ix->ways + way, hc_with_rank(ix, f, 0));
+	return 0;
+}
+
+static int hc_log_delete(struct hc_index *ix, const u8 *key, u32 klen, struct hc_object *o)
+{
+	u64 set, tag, ios = 0, off;
+	bool found;
+	u32 way;
+	int r;
+
+	hc_hash(ix, key, klen, &set, &tag);
+	r = hc_log_find(ix, key, klen, set, tag, &way, &found, &ios);
+	o->found = found;
+	if (r || !found)
+		return r;
+	r = hc_log_append(ix, key, klen, NULL, 0, 0, true, &off);
+	if (r)
+		return r;
+	hc_clear(ix, set, way);
+	ix->st.deletes++;
+	return hc_log_maybe_flush(ix);
+}
+
+/* objects: the live fields (a wrap drops objects without an operation) */
+static u64 hc_log_objects(struct hc_index *ix)
+{
+	u64 i, n = 0;
+
+	for (i = 0; i < ix->sets * ix->ways; i++)
+		if (hc_log_live(ix, hc_field(ix, i)))
+			n++;
+	return n;
+}
+
+struct hc_rec {
+	u64 seq, hash;
+	u32 off;
+	u16 flags;
+};
+
+static int hc_rec_cmp(const void *a, const void *b)
+{
+	const struct hc_rec *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * Attach: read the whole log, find its end (the newest record), and replay
+ * the records that are still live in write order into the RAM fields. Two
+ * records of one key are told apart by their 64-bit hash (kept here only);
+ * a lookup still compares the keys.
+ */
+static int hc_log_rebuild(struct hc_index *ix)
+{
+	u64 per_read = max_t(u64, 1, HC_SCAN_BYTES / ix->block_size), b, n, i, nr = 0;
+	struct hc_rec *recs = NULL;
+	u64 *slot_hash = NULL;
+	void *buf;
+	int r = -ENOMEM;
+
+	buf = kvmalloc(per_read * ix->block_size, GFP_KERNEL);
+	recs = kvmalloc_array(ix->log_blocks, sizeof(*recs), GFP_KERNEL);
+	slot_hash = kvcalloc(ix->sets * ix->ways, sizeof(u64), GFP_KERNEL);
+	if (!buf || !recs || !slot_hash)
+		goto out;
+	r = 0;
+	for (b = 0; b < ix->log_blocks && !r; b += n) {
+		n = min(per_read, ix->log_blocks - b);
+		r = hc_io(ix, REQ_OP_READ, ix->log_off + b * ix->block_size, buf,
+			  n * ix->block_size);
+		for (i = 0; i < n && !r; i++) {
+			struct hc_slot_disk *s = buf + i * ix->block_size;
+
+			if (!hc_slot_valid(ix, s))
+				continue;
+			recs[nr].seq = le64_to_cpu(s->seq);
+			recs[nr].hash = siphash(s->key, le16_to_cpu(s->key_len), &ix->hkey);
+			recs[nr].off = b + i;
+			recs[nr].flags = le16_to_cpu(s->flags);
+			nr++;
+		}
+		cond_resched();
+	}
+	if (r)
+		goto out;
+	sort(recs, nr, sizeof(*recs), hc_rec_cmp, NULL);
+	ix->wbase = 0;
+	ix->gen = 0;
+	if (nr) {
+		ix->wseq = recs[nr - 1].seq;
+		ix->wbase = recs[nr - 1].off + 1;
+		ix->gen = HC_REC_GEN(recs[nr - 1].flags);
+		if (ix->wbase == ix->log_blocks) {
+			ix->wbase = 0;
+			ix->gen = (ix->gen + 1) & 15;
+		}
+	}
+	for (i = 0; i < nr; i++) {
+		struct hc_rec *rc = &recs[i];
+		u64 set = rc->hash % ix->sets, tag = (rc->hash >> 40) & ((1ULL << ix->tag_bits) - 1);
+		u64 f = hc_mkfield_log(ix, tag, HC_REC_GEN(rc->flags), rc->off), worst = 0;
+		u32 w, way = ix->ways, victim = 0;
+		bool empty = false;
+
+		if (!hc_log_live(ix, f))
+			continue;	/* overwritten by a later pass */
+		for (w = 0; w < ix->ways; w++) {
+			u64 g = hc_field(ix, set * ix->ways + w);
+
+			if (hc_log_live(ix, g) && slot_hash[set * ix->ways + w] == rc->hash) {
+				way = w;
+				break;
+			}
+			if (!hc_log_live(ix, g)) {
+				if (!empty)
+					victim = w;
+				empty = true;
+			} else if (!empty && HC_RANK(ix, g) >= worst) {
+				worst = HC_RANK(ix, g);
+				victim = w;
+			}
+		}
+		if (rc->flags & HC_REC_TOMB) {
+			if (way < ix->ways)
+				hc_clear(ix, set, way);
+			continue;
+		}
+		if (way == ix->ways)
+			way = victim;
+		hc_touch(ix, set, way);
+		hc_set_field(ix, set * ix->ways + way, f);
+		slot_hash[set * ix->ways + way] = rc->hash;
+	}
+	memset(&ix->st, 0, sizeof(ix->st));
+out:
+	kvfree(slot_hash);
+	kvfree(recs);
+	kvfree(buf);
+	return r;
+}
+
 /* ---------------------------------------------------------------------
  * Operations
  */
@@ -379,6 +787,8 @@ static int hc_put(struct hc_index *ix, const u8 *key, u32 klen,
 	u32 way;
 	int r;
 
+	if (ix->policy == HC_POLICY_LOG)
+		return hc_log_put(ix, key, klen, uval, vlen, group);
 	if (vlen > hc_max_value(ix))
 		return -EFBIG;
 	hc_hash(ix, key, klen, &set, &tag);
@@ -431,6 +841,8 @@ static int hc_get(struct hc_index *ix, const u8 *key, u32 klen, void __user *uva
 	u32 way;
 	int r;
 
+	if (ix->policy == HC_POLICY_LOG)
+		return hc_log_get(ix, key, klen, uval, o);
 	ix->st.lookups++;
 	hc_hash(ix, key, klen, &set, &tag);
 	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
@@ -464,9 +876,11 @@ static int hc_delete(struct hc_index *ix, const u8 *key, u32 klen, struct hc_obj
 	struct hc_slot_disk *s;
 	u64 set, tag, ios = 0;
 	bool found;
-	u32 way, w;
+	u32 way;
 	int r;
 
+	if (ix->policy == HC_POLICY_LOG)
+		return hc_log_delete(ix, key, klen, o);
 	hc_hash(ix, key, klen, &set, &tag);
 	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
 	o->found = found;
@@ -480,20 +894,8 @@ static int hc_delete(struct hc_index *ix, const u8 *key, u32 klen, struct hc_obj
 		return r;
 	ix->st.deletes++;
 	ix->st.objects--;
-	if (ix->policy == HC_POLICY_SETMEM) {
-		u64 f = hc_field(ix, set * ix->ways + way);
-		u64 rank = HC_RANK(ix, f);
-
-		hc_set_field(ix, set * ix->ways + way, 0);
-		/* close the gap in the ranks */
-		for (w = 0; w < ix->ways; w++) {
-			u64 g = hc_field(ix, set * ix->ways + w);
-
-			if (HC_VALID(ix, g) && HC_RANK(ix, g) > rank)
-				hc_set_field(ix, set * ix->ways + w,
-					     hc_mkfield(ix, HC_TAG(ix, g), HC_RANK(ix, g) - 1));
-		}
-	}
+	if (ix->policy == HC_POLICY_SETMEM)
+		hc_clear(ix, set, way);
 	return 0;
 }
 
@@ -557,6 +959,7 @@ static void hc_release(struct kref *ref)
 #endif
 	kvfree(ix->bits);
 	kvfree(ix->buf);
+	kvfree(ix->wbuf);
 	kfree(ix);
 }
 
@@ -618,8 +1021,15 @@ static int hc_alloc_ram(struct hc_index *ix)
 	ix->hkey.key[1] = ix->seed ^ 0x9e3779b97f4a7c15ULL;
 	ix->rank_bits = ix->ways > 1 ? order_base_2(ix->ways) : 0;
 	ix->width = ix->tag_bits + ix->rank_bits + 1;
-	if (ix->policy != HC_POLICY_SETMEM)
+	if (ix->policy == HC_POLICY_LOG) {
+		ix->width += HC_LOG_FIELD_BITS;
+		ix->wbuf_blocks = HC_LOG_WBUF_BYTES / ix->block_size;
+		ix->wbuf = kvmalloc(HC_LOG_WBUF_BYTES, GFP_KERNEL);
+		if (!ix->wbuf)
+			return -ENOMEM;
+	} else if (ix->policy != HC_POLICY_SETMEM) {
 		return 0;
+	}
 	ix->bits_bytes = BITS_TO_LONGS(ix->sets * ix->ways * ix->width) * sizeof(long);
 	ix->bits = kvzalloc(ix->bits_bytes, GFP_KERNEL);
 	return ix->bits ? 0 : -ENOMEM;
@@ -637,9 +1047,9 @@ static int hc_do_format(struct hc_format *f)
 	case HC_POLICY_BASIC:
 	case HC_POLICY_SET:
 	case HC_POLICY_SETMEM:
+	case HC_POLICY_LOG:
 		break;
 	case HC_POLICY_SETMEMLRU:
-	case HC_POLICY_LOG:
 	case HC_POLICY_LOGLRU:
 		return -EOPNOTSUPP;
 	default:
@@ -647,8 +1057,9 @@ static int hc_do_format(struct hc_format *f)
 	}
 	if (f->flags & HC_FORMAT_PREFETCH)
 		return -EOPNOTSUPP;
-	if (f->resident_sets || f->ram_ways || f->log_bytes)
-		return -EINVAL;	/* for policies not built yet */
+	/* for policies not built yet, or not this one's */
+	if (f->resident_sets || f->ram_ways || (f->log_bytes && f->policy != HC_POLICY_LOG))
+		return -EINVAL;
 
 	ix = hc_alloc();
 	if (!ix)
@@ -672,9 +1083,24 @@ static int hc_do_format(struct hc_format *f)
 	r = -ENOSPC;
 	if (ix->dev_bytes < HC_TABLE_OFFSET + set_bytes)
 		goto out;
-	ix->sets = f->sets ?: div64_u64(ix->dev_bytes - HC_TABLE_OFFSET, set_bytes);
-	if (HC_TABLE_OFFSET + ix->sets * set_bytes > ix->dev_bytes)
-		goto out;
+	if (f->policy == HC_POLICY_LOG) {
+		u64 lb = f->log_bytes ?: ix->dev_bytes - HC_TABLE_OFFSET;
+
+		ix->log_off = HC_TABLE_OFFSET;
+		ix->log_blocks = div_u64(lb, ix->block_size);
+		if (ix->log_off + lb > ix->dev_bytes || lb % ix->block_size ||
+		    ix->log_blocks < 2 * (HC_LOG_WBUF_BYTES / ix->block_size) ||
+		    ix->log_blocks > U32_MAX)
+			goto out;
+		/* as many slots as the log holds records */
+		ix->sets = f->sets ?: max_t(u64, 1, div_u64(ix->log_blocks, ix->ways));
+		if (ix->sets * ix->ways > U32_MAX)
+			goto out;
+	} else {
+		ix->sets = f->sets ?: div64_u64(ix->dev_bytes - HC_TABLE_OFFSET, set_bytes);
+		if (HC_TABLE_OFFSET + ix->sets * set_bytes > ix->dev_bytes)
+			goto out;
+	}
 	ix->seed = f->seed ?: get_random_u64();
 	ix->format_id = get_random_u64() | 1;
 	r = hc_alloc_ram(ix);
@@ -728,16 +1154,25 @@ static int hc_do_attach(struct hc_attach *a)
 	ix->seed = le64_to_cpu(best->seed);
 	ix->format_id = le64_to_cpu(best->format_id);
 	ix->sb_seq = le64_to_cpu(best->seq);
+	ix->log_off = le64_to_cpu(best->log_offset);
+	ix->log_blocks = ix->block_size ?
+		div_u64(le64_to_cpu(best->log_bytes), ix->block_size) : 0;
 	/* a CRC does not vouch for sense: check the geometry as format does */
 	if (le32_to_cpu(best->version) != HC_FORMAT_VERSION ||
 	    (ix->policy != HC_POLICY_BASIC && ix->policy != HC_POLICY_SET &&
-	     ix->policy != HC_POLICY_SETMEM) ||
+	     ix->policy != HC_POLICY_SETMEM && ix->policy != HC_POLICY_LOG) ||
 	    ix->block_size < 4096 || ix->block_size > 65536 ||
 	    !is_power_of_2(ix->block_size) || !ix->ways || ix->ways > HC_MAX_WAYS ||
 	    !ix->tag_bits || ix->tag_bits > 16 || !ix->sets ||
 	    (u64)ix->ways * ix->block_size > HC_MAX_SET_BYTES ||
-	    ix->sets > div64_u64(ix->dev_bytes - HC_TABLE_OFFSET,
-				 (u64)ix->ways * ix->block_size)) {
+	    (ix->policy != HC_POLICY_LOG &&
+	     ix->sets > div64_u64(ix->dev_bytes - HC_TABLE_OFFSET,
+				  (u64)ix->ways * ix->block_size)) ||
+	    (ix->policy == HC_POLICY_LOG &&
+	     (ix->log_off != HC_TABLE_OFFSET || ix->log_blocks > U32_MAX ||
+	      ix->log_blocks < 2 * (HC_LOG_WBUF_BYTES / ix->block_size) ||
+	      ix->log_off + ix->log_blocks * ix->block_size > ix->dev_bytes ||
+	      ix->sets > U32_MAX / ix->ways))) {
 		pr_warn("hashcache: %pg: superblock geometry is not usable\n", ix->bdev);
 		goto out;
 	}
@@ -746,7 +1181,7 @@ static int hc_do_attach(struct hc_attach *a)
 	r = hc_alloc_ram(ix);
 	if (r)
 		goto out;
-	r = hc_rebuild(ix);
+	r = ix->policy == HC_POLICY_LOG ? hc_log_rebuild(ix) : hc_rebuild(ix);
 	if (r)
 		goto out;
 	r = hc_sb_write(ix, false);
@@ -808,7 +1243,9 @@ static int hc_do_detach(u32 id)
 		return -ENOENT;
 	mutex_lock(&ix->lock);
 	ix->dead = true;
-	r = hc_sb_write(ix, true);
+	r = ix->policy == HC_POLICY_LOG ? hc_log_flush(ix) : 0;
+	/* records the log could not take are lost: not clean then */
+	r = hc_sb_write(ix, !r) ?: r;
 	mutex_unlock(&ix->lock);
 	kref_put(&ix->ref, hc_release);
 	return r;
@@ -927,8 +1364,10 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		ix = hc_get_index(d.id);
 		if (!ix)
 			return -ENOENT;
-		/* every slot write is FUA: nothing is pending but the device's cache */
-		r = blkdev_issue_flush(ix->bdev);
+		/* slot writes are FUA; the log's buffer is written now */
+		r = ix->policy == HC_POLICY_LOG ? hc_log_flush(ix) : 0;
+		if (!r)
+			r = blkdev_issue_flush(ix->bdev);
 		hc_put_index(ix);
 		return r;
 	}
@@ -954,6 +1393,7 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		in.ways = ix->ways;
 		in.tag_bits = ix->tag_bits;
 		in.sets = ix->sets;
+		in.log_bytes = ix->log_blocks * ix->block_size;
 		in.max_value = hc_max_value(ix);
 		in.dev_bytes = ix->dev_bytes;
 		in.dev_major = MAJOR(ix->bdev->bd_dev);
@@ -1003,6 +1443,8 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		s.hdr.size = sizeof(s);
 		s.hdr.version = HC_ABI_VERSION;
 		s.id = ix->id;
+		if (ix->policy == HC_POLICY_LOG)
+			s.objects = hc_log_objects(ix);
 		s.ram_bytes = ix->bits_bytes;
 		s.slots = ix->sets * ix->ways;
 		s.ram_bits_per_object = s.objects ?
