@@ -108,6 +108,7 @@ static int idx_format(int ctl, int argc, char **argv)
 		{ "tag-bits", required_argument, NULL, 't' },
 		{ "sets", required_argument, NULL, 's' },
 		{ "seed", required_argument, NULL, 'S' },
+		{ "log-size", required_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct hc_format f = { .hdr = HDR(f), .policy = HC_POLICY_SETMEM };
@@ -153,6 +154,13 @@ static int idx_format(int ctl, int argc, char **argv)
 				return EX_USAGE;
 			}
 			f.sets = v;
+			break;
+		case 'l':
+			if (parse_bytes(optarg, &v) || !v) {
+				err("index format: bad --log-size '%s'", optarg);
+				return EX_USAGE;
+			}
+			f.log_bytes = v;
 			break;
 		case 'S':
 			if (parse_u64(optarg, &v)) {
@@ -357,6 +365,7 @@ static int idx_info(int ctl, const char *dev)
 		jset(j, "ways", in.ways);
 		jset(j, "tag_bits", in.tag_bits);
 		jset(j, "sets", in.sets);
+		jset(j, "log_bytes", in.log_bytes);
 		jset(j, "max_value", in.max_value);
 		jset(j, "dev_bytes", in.dev_bytes);
 		json_out(j);

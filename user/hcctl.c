@@ -1263,7 +1263,7 @@ static void usage(FILE *f)
 "                               print dm-ssc events (--json: one object a line)\n"
 "  index SUBCOMMAND DEVICE ...  the HashCache index on a block device:\n"
 "        format DEVICE [--policy P] [--block-size SIZE] [--ways N] [--tag-bits N]\n"
-"                      [--sets N] [--seed N]\n"
+"                      [--sets N] [--seed N] [--log-size SIZE]\n"
 "        attach|detach|flush|info|stats DEVICE\n"
 "        put DEVICE KEY [VALUE]    (no VALUE: standard input)\n"
 "        get|lookup|del DEVICE KEY\n"

@@ -103,6 +103,40 @@ for pol in basic set setmem log; do
 	check "$pol: detach" hcctl index detach $DEV
 done
 
+# --- log wrap ----------------------------------------------------------------
+# a 1 MiB log holds 128 records of 8 KiB: 300 puts go round it twice
+check "log: format a 1 MiB log" hcctl index format --policy log --log-size 1M $DEV
+check "log: attach" hcctl index attach $DEV
+check_eq "log: info gives the log size" 1048576 "$(hcctl --json index info $DEV | jq .log_bytes)"
+i=0
+while [ $i -lt 300 ]; do hcctl index put $DEV "w$i" "wv-$i"; i=$((i + 1)); done
+check_eq "log: two wraps counted" 2 "$(st $DEV log_wraps)"
+# what the log still holds: the newest records; older ones are gone, none wrong
+wcheck() {
+	found=0 wrong=0 i=0
+	while [ $i -lt 300 ]; do
+		v=$(hcctl index get $DEV "w$i" 2>/dev/null)
+		case $v in "") ;; "wv-$i") found=$((found + 1)) ;; *) wrong=$((wrong + 1)) ;; esac
+		i=$((i + 1))
+	done
+	echo "$found $wrong"
+}
+set -- $(wcheck)
+diag "log: after 300 puts into 128 records: $1 found, $2 wrong, objects $(st $DEV objects)"
+check_eq "log: no wrong object after wrapping" 0 "$2"
+check "log: at most the log's 128 records are found" test "$1" -le 128 -a "$1" -ge 100
+check_eq "log: objects counts what is found" "$1" "$(st $DEV objects)"
+check "log: newest is there" test "$(hcctl index get $DEV w299)" = wv-299
+check_eq "log: oldest is gone" 5 "$(rc hcctl index get $DEV w0)"
+before=$1
+check "log: detach and attach (rebuild from the log)" sh -c "hcctl index detach $DEV && hcctl index attach $DEV"
+set -- $(wcheck)
+check_eq "log: the same objects after the rebuild" "$before 0" "$1 $2"
+check "log: del after wrap" hcctl index del $DEV w299
+check "log: detach and attach again" sh -c "hcctl index detach $DEV && hcctl index attach $DEV"
+check_eq "log: a deleted key stays deleted across a rebuild" 5 "$(rc hcctl index get $DEV w299)"
+check "log: detach" hcctl index detach $DEV
+
 # --- malformed and random ioctls ---------------------------------------------
 check "setmem: format for the fuzzer" hcctl index format --policy setmem $DEV
 check "attach for the fuzzer" hcctl index attach $DEV
