@@ -218,13 +218,37 @@ static void hc_set_field(struct hc_index *ix, u64 slot, u64 v)
  * A field: valid (1 bit) | LRU rank (rank_bits) | tag (tag_bits), and for
  * Log also | pass (4 bits) | log block (32 bits).
  */
-#define HC_VALID(ix, f)	((void)(ix), (f) & 1)
-#define HC_RANK(ix, f)	(((f) >> 1) & ((1ULL << (ix)->rank_bits) - 1))
-#define HC_TAG(ix, f)	(((f) >> (1 + (ix)->rank_bits)) & ((1ULL << (ix)->tag_bits) - 1))
-#define HC_GEN_SHIFT(ix)	(1 + (ix)->rank_bits + (ix)->tag_bits)
-#define HC_GEN(ix, f)	(((f) >> HC_GEN_SHIFT(ix)) & 15)
-#define HC_OFF(ix, f)	(((f) >> (HC_GEN_SHIFT(ix) + 4)) & 0xffffffffULL)
 #define HC_LOG_FIELD_BITS	36	/* pass + log block */
+
+static bool hc_valid(const struct hc_index *ix, u64 f)
+{
+	return f & 1;
+}
+
+static u64 hc_rank(const struct hc_index *ix, u64 f)
+{
+	return (f >> 1) & ((1ULL << ix->rank_bits) - 1);
+}
+
+static u64 hc_tag(const struct hc_index *ix, u64 f)
+{
+	return (f >> (1 + ix->rank_bits)) & ((1ULL << ix->tag_bits) - 1);
+}
+
+static unsigned int hc_gen_shift(const struct hc_index *ix)
+{
+	return 1 + ix->rank_bits + ix->tag_bits;
+}
+
+static u64 hc_gen(const struct hc_index *ix, u64 f)
+{
+	return (f >> hc_gen_shift(ix)) & 15;
+}
+
+static u64 hc_off(const struct hc_index *ix, u64 f)
+{
+	return (f >> (hc_gen_shift(ix) + 4)) & 0xffffffffULL;
+}
 
 static u64 hc_mkfield(struct hc_index *ix, u64 tag, u64 rank)
 {
@@ -233,8 +257,8 @@ static u64 hc_mkfield(struct hc_index *ix, u64 tag, u64 rank)
 
 static u64 hc_mkfield_log(struct hc_index *ix, u64 tag, u64 gen, u64 off)
 {
-	return hc_mkfield(ix, tag, 0) | gen << HC_GEN_SHIFT(ix) |
-	       off << (HC_GEN_SHIFT(ix) + 4);
+	return hc_mkfield(ix, tag, 0) | gen << hc_gen_shift(ix) |
+	       off << (hc_gen_shift(ix) + 4);
 }
 
 static u64 hc_with_rank(struct hc_index *ix, u64 f, u64 rank)
@@ -248,29 +272,29 @@ static u64 hc_with_rank(struct hc_index *ix, u64 f, u64 rank)
 static void hc_touch(struct hc_index *ix, u64 set, u32 way)
 {
 	u64 base = set * ix->ways, f = hc_field(ix, base + way);
-	u64 r = HC_VALID(ix, f) ? HC_RANK(ix, f) : ix->ways;
+	u64 r = hc_valid(ix, f) ? hc_rank(ix, f) : ix->ways;
 	u32 w;
 
 	for (w = 0; w < ix->ways; w++) {
 		u64 g = hc_field(ix, base + w);
 
-		if (w != way && HC_VALID(ix, g) && HC_RANK(ix, g) < r)
-			hc_set_field(ix, base + w, hc_with_rank(ix, g, HC_RANK(ix, g) + 1));
+		if (w != way && hc_valid(ix, g) && hc_rank(ix, g) < r)
+			hc_set_field(ix, base + w, hc_with_rank(ix, g, hc_rank(ix, g) + 1));
 	}
 }
 
 /* Clear @way's field and close the gap it leaves in the ranks. */
 static void hc_clear(struct hc_index *ix, u64 set, u32 way)
 {
-	u64 base = set * ix->ways, rank = HC_RANK(ix, hc_field(ix, base + way));
+	u64 base = set * ix->ways, rank = hc_rank(ix, hc_field(ix, base + way));
 	u32 w;
 
 	hc_set_field(ix, base + way, 0);
 	for (w = 0; w < ix->ways; w++) {
 		u64 g = hc_field(ix, base + w);
 
-		if (HC_VALID(ix, g) && HC_RANK(ix, g) > rank)
-			hc_set_field(ix, base + w, hc_with_rank(ix, g, HC_RANK(ix, g) - 1));
+		if (hc_valid(ix, g) && hc_rank(ix, g) > rank)
+			hc_set_field(ix, base + w, hc_with_rank(ix, g, hc_rank(ix, g) - 1));
 	}
 }
 
@@ -309,20 +333,122 @@ static bool hc_slot_is(struct hc_index *ix, const struct hc_slot_disk *s,
 	       !memcmp(s->key, key, klen);
 }
 
-static void hc_hash(struct hc_index *ix, const u8 *key, u32 klen, u64 *set, u64 *tag)
+/* build a slot (or log record) of @key and the user's value at @s */
+static int hc_fill_slot(struct hc_index *ix, struct hc_slot_disk *s, const u8 *key,
+			u32 klen, const void __user *uval, u64 vlen, u32 group, u16 flags)
 {
-	u64 h = siphash(key, klen, &ix->hkey);
+	memset(s, 0, ix->block_size);
+	if (vlen && copy_from_user((void *)s + HC_SLOT_HDR_BYTES, uval, vlen))
+		return -EFAULT;
+	s->magic = cpu_to_le32(HC_SLOT_MAGIC);
+	s->format_id = cpu_to_le64(ix->format_id);
+	s->seq = cpu_to_le64(++ix->wseq);
+	s->value_len = cpu_to_le64(vlen);
+	s->group = cpu_to_le32(group);
+	s->key_len = cpu_to_le16(klen);
+	s->flags = cpu_to_le16(flags);
+	memcpy(s->key, key, klen);
+	s->crc = cpu_to_le32(hc_crc(s, HC_SLOT_HDR_BYTES + vlen,
+				    offsetof(struct hc_slot_disk, crc)));
+	return 0;
+}
 
+/* a key's 64-bit hash to its set and tag */
+static void hc_split(struct hc_index *ix, u64 h, u64 *set, u64 *tag)
+{
 	*set = h % ix->sets;
 	/* the tag comes from bits the set number did not use */
 	*tag = (h >> 40) & ((1ULL << ix->tag_bits) - 1);
 }
 
+static void hc_hash(struct hc_index *ix, const u8 *key, u32 klen, u64 *set, u64 *tag)
+{
+	hc_split(ix, siphash(key, klen, &ix->hkey), set, tag);
+}
+
+/* ---------------------------------------------------------------------
+ * Log: objects are records appended to a circular log through a write
+ * buffer (one device write for many inserts); RAM holds, per slot of the
+ * N-way sets, the tag, the LRU rank, the pass over the log (4 bits) and the
+ * record's log block (32 bits). A record overwritten by a later pass is
+ * recognised from the pass and the write position, with no I/O. A delete
+ * appends a tombstone record, so that a rebuild does not bring the object
+ * back.
+ */
+
+#define HC_LOG_WBUF_BYTES	SZ_256K
+#define HC_REC_TOMB		1	/* slot flags: a tombstone */
+#define HC_REC_GEN(fl)		(((fl) >> 8) & 15)
+
+/* the log block the next appended record takes */
+static u64 hc_log_end(struct hc_index *ix)
+{
+	return ix->wbase + ix->wcount;
+}
+
+/* does field @f still point at its record? */
+static bool hc_log_live(struct hc_index *ix, u64 f)
+{
+	u64 g = hc_gen(ix, f), off = hc_off(ix, f);
+
+	if (!hc_valid(ix, f))
+		return false;
+	if (g == ix->gen)
+		return off < hc_log_end(ix);
+	if (g == ((ix->gen - 1) & 15))
+		return off >= hc_log_end(ix);
+	return false;
+}
+
+static int hc_log_flush(struct hc_index *ix)
+{
+	int r;
+
+	if (!ix->wcount)
+		return 0;
+	r = hc_io(ix, REQ_OP_WRITE, ix->log_off + ix->wbase * ix->block_size, ix->wbuf,
+		  (size_t)ix->wcount * ix->block_size);
+	if (r)
+		return r;
+	ix->wbase += ix->wcount;
+	ix->wcount = 0;
+	if (ix->wbase == ix->log_blocks) {
+		ix->wbase = 0;
+		ix->gen = (ix->gen + 1) & 15;
+		ix->st.log_wraps++;
+	}
+	return 0;
+}
+
+/* read the record at log block @off into @dst: from the buffer if it is there */
+static int hc_log_read(struct hc_index *ix, u64 off, void *dst)
+{
+	if (off >= ix->wbase && off < hc_log_end(ix)) {
+		memcpy(dst, ix->wbuf + (off - ix->wbase) * ix->block_size, ix->block_size);
+		return 0;
+	}
+	return hc_io(ix, REQ_OP_READ, ix->log_off + off * ix->block_size, dst, ix->block_size);
+}
+
+/* is the object of field @f still there? */
+static bool hc_live(struct hc_index *ix, u64 f)
+{
+	return ix->policy == HC_POLICY_LOG ? hc_log_live(ix, f) : hc_valid(ix, f);
+}
+
+/* read the object of @set's way @w, field @f, into @dst */
+static int hc_read_way(struct hc_index *ix, u64 set, u32 w, u64 f, void *dst)
+{
+	if (ix->policy == HC_POLICY_LOG)
+		return hc_log_read(ix, hc_off(ix, f), dst);
+	return hc_io(ix, REQ_OP_READ, hc_slot_off(ix, set, w), dst, ix->block_size);
+}
+
 /*
  * Find @key in its set. On return *way is the way holding it (found), or
  * the way a new object should take: an empty one, else the least recently
- * used (SetMem) or the oldest written (Basic, Set). The slot's bytes are in
- * ix->buf + way * block_size when @found, or when the set was read.
+ * used (SetMem, Log) or the oldest written (Basic, Set). The object's bytes
+ * are in ix->buf + way * block_size when @found, or when the set was read.
  */
 static int hc_find(struct hc_index *ix, const u8 *key, u32 klen, u64 set, u64 tag,
 		   u32 *way, bool *found, u64 *ios)
@@ -332,7 +458,7 @@ static int hc_find(struct hc_index *ix, const u8 *key, u32 klen, u64 set, u64 ta
 	int r;
 
 	*found = false;
-	if (ix->policy == HC_POLICY_SETMEM) {
+	if (ix->policy == HC_POLICY_SETMEM || ix->policy == HC_POLICY_LOG) {
 		u64 worst = 0;
 		bool empty = false;
 
@@ -340,20 +466,19 @@ static int hc_find(struct hc_index *ix, const u8 *key, u32 klen, u64 set, u64 ta
 			u64 f = hc_field(ix, set * ix->ways + w);
 			void *slot = ix->buf + (size_t)w * ix->block_size;
 
-			if (!HC_VALID(ix, f)) {
+			if (!hc_live(ix, f)) {
 				if (!empty)
 					victim = w;
 				empty = true;
 				continue;
 			}
-			if (!empty && HC_RANK(ix, f) >= worst) {
-				worst = HC_RANK(ix, f);
+			if (!empty && hc_rank(ix, f) >= worst) {
+				worst = hc_rank(ix, f);
 				victim = w;
 			}
-			if (HC_TAG(ix, f) != tag)
+			if (hc_tag(ix, f) != tag)
 				continue;
-			r = hc_io(ix, REQ_OP_READ, hc_slot_off(ix, set, w), slot,
-				  ix->block_size);
+			r = hc_read_way(ix, set, w, f, slot);
 			if (r)
 				goto out;
 			if (hc_slot_is(ix, slot, key, klen)) {
@@ -407,114 +532,8 @@ out:
 static bool hc_way_used(struct hc_index *ix, u64 set, u32 way)
 {
 	if (ix->policy == HC_POLICY_SETMEM)
-		return HC_VALID(ix, hc_field(ix, set * ix->ways + way));
+		return hc_valid(ix, hc_field(ix, set * ix->ways + way));
 	return hc_slot_valid(ix, ix->buf + (size_t)way * ix->block_size);
-}
-
-
-/* ---------------------------------------------------------------------
- * Log: objects are records appended to a circular log through a write
- * buffer (one device write for many inserts); RAM holds, per slot of the
- * N-way sets, the tag, the LRU rank, the pass over the log (4 bits) and the
- * record's log block (32 bits). A record overwritten by a later pass is
- * recognised from the pass and the write position, with no I/O. A delete
- * appends a tombstone record, so that a rebuild does not bring the object
- * back.
- */
-
-#define HC_LOG_WBUF_BYTES	SZ_256K
-#define HC_REC_TOMB		1	/* slot flags: a tombstone */
-#define HC_REC_GEN(fl)		(((fl) >> 8) & 15)
-
-/* the log block the next appended record takes */
-static u64 hc_log_end(struct hc_index *ix)
-{
-	return ix->wbase + ix->wcount;
-}
-
-/* does field @f still point at its record? */
-static bool hc_log_live(struct hc_index *ix, u64 f)
-{
-	u64 g = HC_GEN(ix, f), off = HC_OFF(ix, f);
-
-	if (!HC_VALID(ix, f))
-		return false;
-	if (g == ix->gen)
-		return off < hc_log_end(ix);
-	if (g == ((ix->gen - 1) & 15))
-		return off >= hc_log_end(ix);
-	return false;
-}
-
-static int hc_log_flush(struct hc_index *ix)
-{
-	int r;
-
-	if (!ix->wcount)
-		return 0;
-	r = hc_io(ix, REQ_OP_WRITE, ix->log_off + ix->wbase * ix->block_size, ix->wbuf,
-		  (size_t)ix->wcount * ix->block_size);
-	if (r)
-		return r;
-	ix->wbase += ix->wcount;
-	ix->wcount = 0;
-	if (ix->wbase == ix->log_blocks) {
-		ix->wbase = 0;
-		ix->gen = (ix->gen + 1) & 15;
-		ix->st.log_wraps++;
-	}
-	return 0;
-}
-
-/* read the record at log block @off into @dst: from the buffer if it is there */
-static int hc_log_read(struct hc_index *ix, u64 off, void *dst)
-{
-	if (off >= ix->wbase && off < hc_log_end(ix)) {
-		memcpy(dst, ix->wbuf + (off - ix->wbase) * ix->block_size, ix->block_size);
-		return 0;
-	}
-	return hc_io(ix, REQ_OP_READ, ix->log_off + off * ix->block_size, dst, ix->block_size);
-}
-
-/* as hc_find(), for Log; the record found is in ix->buf */
-static int hc_log_find(struct hc_index *ix, const u8 *key, u32 klen, u64 set, u64 tag,
-		       u32 *way, bool *found, u64 *ios)
-{
-	u64 before = ix->st.read_ios, worst = 0;
-	bool empty = false;
-	u32 w, victim = 0;
-	int r = 0;
-
-	*found = false;
-	for (w = 0; w < ix->ways; w++) {
-		u64 f = hc_field(ix, set * ix->ways + w);
-
-		if (!hc_log_live(ix, f)) {
-			if (!empty)
-				victim = w;
-			empty = true;
-			continue;
-		}
-		if (!empty && HC_RANK(ix, f) >= worst) {
-			worst = HC_RANK(ix, f);
-			victim = w;
-		}
-		if (HC_TAG(ix, f) != tag)
-			continue;
-		r = hc_log_read(ix, HC_OFF(ix, f), ix->buf);
-		if (r)
-			break;
-		if (hc_slot_is(ix, ix->buf, key, klen)) {
-			*found = true;
-			*way = w;
-			break;
-		}
-		ix->st.false_positives++;
-	}
-	if (!*found)
-		*way = victim;
-	*ios += ix->st.read_ios - before;
-	return r;
 }
 
 /* append a record (a tombstone if @tomb) at the log's end; its block in *@off */
@@ -532,21 +551,11 @@ static int hc_log_append(struct hc_index *ix, const u8 *key, u32 klen,
 	}
 	*off = hc_log_end(ix);
 	s = ix->wbuf + (size_t)ix->wcount * ix->block_size;
-	memset(s, 0, ix->block_size);
-	if (vlen && copy_from_user((void *)s + HC_SLOT_HDR_BYTES, uval, vlen))
-		return -EFAULT;
-	s->magic = cpu_to_le32(HC_SLOT_MAGIC);
-	s->format_id = cpu_to_le64(ix->format_id);
-	s->seq = cpu_to_le64(++ix->wseq);
-	s->value_len = cpu_to_le64(vlen);
-	s->group = cpu_to_le32(group);
-	s->key_len = cpu_to_le16(klen);
-	s->flags = cpu_to_le16((tomb ? HC_REC_TOMB : 0) | ix->gen << 8);
-	memcpy(s->key, key, klen);
-	s->crc = cpu_to_le32(hc_crc(s, HC_SLOT_HDR_BYTES + vlen,
-				    offsetof(struct hc_slot_disk, crc)));
-	ix->wcount++;
-	return 0;
+	r = hc_fill_slot(ix, s, key, klen, uval, vlen, group,
+			 (tomb ? HC_REC_TOMB : 0) | ix->gen << 8);
+	if (!r)
+		ix->wcount++;
+	return r;
 }
 
 /* flush when the buffer is full or reaches the end of the log */
@@ -568,7 +577,7 @@ static int hc_log_put(struct hc_index *ix, const u8 *key, u32 klen,
 	if (vlen > hc_max_value(ix))
 		return -EFBIG;
 	hc_hash(ix, key, klen, &set, &tag);
-	r = hc_log_find(ix, key, klen, set, tag, &way, &found, &ios);
+	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
 	if (r)
 		return r;
 	r = hc_log_append(ix, key, klen, uval, vlen, group, false, &off);
@@ -593,7 +602,7 @@ static int hc_log_put(struct hc_index *ix, const u8 *key, u32 klen,
 static int hc_log_get(struct hc_index *ix, const u8 *key, u32 klen, void __user *uval,
 		      struct hc_object *o)
 {
-	struct hc_slot_disk *s = ix->buf;
+	struct hc_slot_disk *s;
 	u64 set, tag, ios = 0, vlen, f;
 	bool found;
 	u32 way;
@@ -601,12 +610,12 @@ static int hc_log_get(struct hc_index *ix, const u8 *key, u32 klen, void __user 
 
 	ix->st.lookups++;
 	hc_hash(ix, key, klen, &set, &tag);
-	r = hc_log_find(ix, key, klen, set, tag, &way, &found, &ios);
+	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
 	o->found = found;
 	if (!r && found && !uval) {
 		/* LOOKUP hands out a device offset: the record must be there */
 		f = hc_field(ix, set * ix->ways + way);
-		if (HC_OFF(ix, f) >= ix->wbase && HC_OFF(ix, f) < hc_log_end(ix)) {
+		if (hc_off(ix, f) >= ix->wbase && hc_off(ix, f) < hc_log_end(ix)) {
 			u64 w0 = ix->st.write_ios;
 
 			r = hc_log_flush(ix);
@@ -625,8 +634,9 @@ static int hc_log_get(struct hc_index *ix, const u8 *key, u32 klen, void __user 
 	}
 	ix->st.hits++;
 	f = hc_field(ix, set * ix->ways + way);
+	s = ix->buf + (size_t)way * ix->block_size;
 	vlen = le64_to_cpu(s->value_len);
-	o->dev_offset = ix->log_off + HC_OFF(ix, f) * ix->block_size + HC_SLOT_HDR_BYTES;
+	o->dev_offset = ix->log_off + hc_off(ix, f) * ix->block_size + HC_SLOT_HDR_BYTES;
 	if (uval && copy_to_user(uval, (void *)s + HC_SLOT_HDR_BYTES, min(vlen, o->value_len)))
 		return -EFAULT;
 	o->value_len = vlen;
@@ -643,7 +653,7 @@ static int hc_log_delete(struct hc_index *ix, const u8 *key, u32 klen, struct hc
 	int r;
 
 	hc_hash(ix, key, klen, &set, &tag);
-	r = hc_log_find(ix, key, klen, set, tag, &way, &found, &ios);
+	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
 	o->found = found;
 	if (r || !found)
 		return r;
@@ -732,10 +742,12 @@ static int hc_log_rebuild(struct hc_index *ix)
 	}
 	for (i = 0; i < nr; i++) {
 		struct hc_rec *rc = &recs[i];
-		u64 set = rc->hash % ix->sets, tag = (rc->hash >> 40) & ((1ULL << ix->tag_bits) - 1);
-		u64 f = hc_mkfield_log(ix, tag, HC_REC_GEN(rc->flags), rc->off), worst = 0;
+		u64 set, tag, f, worst = 0;
 		u32 w, way = ix->ways, victim = 0;
 		bool empty = false;
+
+		hc_split(ix, rc->hash, &set, &tag);
+		f = hc_mkfield_log(ix, tag, HC_REC_GEN(rc->flags), rc->off);
 
 		if (!hc_log_live(ix, f))
 			continue;	/* overwritten by a later pass */
@@ -750,8 +762,8 @@ static int hc_log_rebuild(struct hc_index *ix)
 				if (!empty)
 					victim = w;
 				empty = true;
-			} else if (!empty && HC_RANK(ix, g) >= worst) {
-				worst = HC_RANK(ix, g);
+			} else if (!empty && hc_rank(ix, g) >= worst) {
+				worst = hc_rank(ix, g);
 				victim = w;
 			}
 		}
@@ -797,20 +809,9 @@ static int hc_put(struct hc_index *ix, const u8 *key, u32 klen,
 		return r;
 	evict = !found && hc_way_used(ix, set, way);
 	s = ix->buf + (size_t)way * ix->block_size;
-	memset(s, 0, HC_SLOT_HDR_BYTES);
-	if (copy_from_user((void *)s + HC_SLOT_HDR_BYTES, uval, vlen))
-		return -EFAULT;
-	memset((void *)s + HC_SLOT_HDR_BYTES + vlen, 0,
-	       ix->block_size - HC_SLOT_HDR_BYTES - vlen);
-	s->magic = cpu_to_le32(HC_SLOT_MAGIC);
-	s->format_id = cpu_to_le64(ix->format_id);
-	s->seq = cpu_to_le64(++ix->wseq);
-	s->value_len = cpu_to_le64(vlen);
-	s->group = cpu_to_le32(group);
-	s->key_len = cpu_to_le16(klen);
-	memcpy(s->key, key, klen);
-	s->crc = cpu_to_le32(hc_crc(s, HC_SLOT_HDR_BYTES + vlen,
-				    offsetof(struct hc_slot_disk, crc)));
+	r = hc_fill_slot(ix, s, key, klen, uval, vlen, group, 0);
+	if (r)
+		return r;
 	r = hc_io(ix, REQ_OP_WRITE, hc_slot_off(ix, set, way), s, ix->block_size);
 	ix->st.insert_ios += ios + ix->st.write_ios - w0;
 	if (r)
