@@ -21,7 +21,7 @@ BUILD	?= $(CURDIR)/out/build/$(notdir $(abspath $(KDIR)))
 # KUnit tests on when the target kernel has KUnit (the debug kernel does).
 MODCFG	:= CONFIG_DM_SSC=m CONFIG_HASHCACHE=m
 ifneq ($(shell grep -s '^CONFIG_KUNIT=y' $(KDIR)/.config),)
-MODCFG	+= CONFIG_DM_SSC_KUNIT_TEST=y
+MODCFG	+= CONFIG_DM_SSC_KUNIT_TEST=y CONFIG_HASHCACHE_KUNIT_TEST=y
 endif
 
 MODDIRS	:= ssc hashcache

@@ -1492,3 +1492,7 @@ module_exit(hc_exit);
 
 MODULE_DESCRIPTION("HashCache object index on a block device");
 MODULE_LICENSE("GPL");
+
+#if IS_ENABLED(CONFIG_HASHCACHE_KUNIT_TEST)
+#include "hashcache-test.c"
+#endif

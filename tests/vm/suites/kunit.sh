@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
-# KUnit suites compiled into dm-ssc.ko (kernels with CONFIG_KUNIT, i.e. the debug
+# KUnit suites compiled into dm-ssc.ko and hashcache.ko (kernels with CONFIG_KUNIT, i.e. the debug
 # kernel) run when the module loads; read their KTAP back from debugfs.
 if [ ! -d /sys/kernel/debug/kunit ]; then
 	not_ok "kernel has KUnit # /sys/kernel/debug/kunit missing: run this suite on the debug kernel"
 	return 0
 fi
 check "modprobe dm-ssc runs its KUnit suites" modprobe dm-ssc
+check "modprobe hashcache runs its KUnit suites" modprobe hashcache
 cases=0
 for results in /sys/kernel/debug/kunit/*/results; do
 	s=${results%/results}
@@ -24,3 +25,4 @@ for results in /sys/kernel/debug/kunit/*/results; do
 done
 [ "$cases" -gt 0 ] && ok "KUnit ran $cases test cases" || not_ok "KUnit ran test cases # none found"
 check "rmmod dm-ssc" rmmod dm_ssc
+check "rmmod hashcache" rmmod hashcache

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of HashCache's RAM part: the packed per-slot fields, the LRU
+ * ranks of a set, and which Log fields still point at their records as the
+ * log's end moves and wraps.
+ *
+ * Included at the end of hashcache.c, so the tests can use its static
+ * functions on an index with no device.
+ */
+
+#include <kunit/test.h>
+#include <linux/prandom.h>
+
+static void hc_test_free(void *p)
+{
+	struct hc_index *ix = p;
+
+	kvfree(ix->bits);
+	kfree(ix);
+}
+
+/* an index with the RAM part only: @sets sets of @ways, @tag_bits, policy @pol */
+static struct hc_index *hc_test_index(struct kunit *test, u32 pol, u64 sets, u32 ways,
+				      u32 tag_bits)
+{
+	struct hc_index *ix = kzalloc(sizeof(*ix), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, ix);
+	ix->policy = pol;
+	ix->sets = sets;
+	ix->ways = ways;
+	ix->tag_bits = tag_bits;
+	ix->rank_bits = ways > 1 ? order_base_2(ways) : 0;
+	ix->width = tag_bits + ix->rank_bits + 1 + (pol == HC_POLICY_LOG ? HC_LOG_FIELD_BITS : 0);
+	ix->bits_bytes = BITS_TO_LONGS(sets * ways * ix->width) * sizeof(long);
+	ix->bits = kvzalloc(ix->bits_bytes, GFP_KERNEL);
+	if (!ix->bits)
+		kfree(ix);
+	KUNIT_ASSERT_NOT_NULL(test, ix->bits);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, hc_test_free, ix));
+	return ix;
+}
+
+/* fields of any width, across word boundaries, do not disturb their neighbours */
+static void hc_test_fields(struct kunit *test)
+{
+	static const u32 tag_bits[] = { 1, 7, 8, 13, 16 };
+	struct rnd_state rs;
+	unsigned int t;
+
+	prandom_seed_state(&rs, 0x4a5c0de);
+	for (t = 0; t < ARRAY_SIZE(tag_bits); t++) {
+		struct hc_index *ix = hc_test_index(test, HC_POLICY_LOG, 37, 8, tag_bits[t]);
+		u64 n = ix->sets * ix->ways, i, *want;
+
+		want = kunit_kcalloc(test, n, sizeof(u64), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, want);
+		for (i = 0; i < n; i++) {
+			want[i] = hc_mkfield_log(ix, prandom_u32_state(&rs) & ((1U << tag_bits[t]) - 1),
+						 prandom_u32_state(&rs) & 15, prandom_u32_state(&rs));
+			want[i] = hc_with_rank(ix, want[i], i % 8);
+			hc_set_field(ix, i, want[i]);
+		}
+		for (i = 0; i < n; i++)
+			KUNIT_EXPECT_EQ_MSG(test, want[i], hc_field(ix, i), "tag bits %u slot %llu",
+					    tag_bits[t], i);
+		/* the accessors take the field apart again */
+		KUNIT_EXPECT_TRUE(test, hc_valid(ix, want[5]));
+		KUNIT_EXPECT_EQ(test, 5ULL, hc_rank(ix, want[5]));
+		KUNIT_EXPECT_EQ(test, want[5], hc_mkfield_log(ix, hc_tag(ix, want[5]),
+							     hc_gen(ix, want[5]),
+							     hc_off(ix, want[5])) | 5 << 1);
+	}
+}
+
+/* the ranks of a set stay a permutation of 0..used-1, most recent 0 */
+static void hc_test_lru(struct kunit *test)
+{
+	struct hc_index *ix = hc_test_index(test, HC_POLICY_SETMEM, 4, 8, 8);
+	u32 order[] = { 3, 0, 7, 3, 5, 1, 2, 4, 6, 0, 7 }, i, w;
+	u64 set = 2;
+
+	for (i = 0; i < ARRAY_SIZE(order); i++) {
+		hc_touch(ix, set, order[i]);
+		hc_set_field(ix, set * 8 + order[i],
+			     hc_with_rank(ix, hc_mkfield(ix, order[i], 0), 0));
+	}
+	/* newest first: 7 0 6 4 2 1 5 3 */
+	{
+		static const u32 want_rank[8] = { 1, 5, 4, 7, 3, 6, 2, 0 };
+
+		for (w = 0; w < 8; w++) {
+			u64 f = hc_field(ix, set * 8 + w);
+
+			KUNIT_EXPECT_TRUE(test, hc_valid(ix, f));
+			KUNIT_EXPECT_EQ_MSG(test, (u64)want_rank[w], hc_rank(ix, f), "way %u", w);
+			KUNIT_EXPECT_EQ(test, (u64)w, hc_tag(ix, f));
+		}
+	}
+	/* removing way 4 (rank 3) closes the gap */
+	hc_clear(ix, set, 4);
+	KUNIT_EXPECT_FALSE(test, hc_valid(ix, hc_field(ix, set * 8 + 4)));
+	KUNIT_EXPECT_EQ(test, 3ULL, hc_rank(ix, hc_field(ix, set * 8 + 2)));
+	KUNIT_EXPECT_EQ(test, 6ULL, hc_rank(ix, hc_field(ix, set * 8 + 3)));
+	KUNIT_EXPECT_EQ(test, 0ULL, hc_rank(ix, hc_field(ix, set * 8 + 7)));
+	/* other sets untouched */
+	for (w = 0; w < 8; w++) {
+		KUNIT_EXPECT_EQ(test, 0ULL, hc_field(ix, 1 * 8 + w));
+		KUNIT_EXPECT_EQ(test, 0ULL, hc_field(ix, 3 * 8 + w));
+	}
+}
+
+/* a Log field points at its record until the log's end passes over it */
+static void hc_test_log_live(struct kunit *test)
+{
+	struct hc_index *ix = hc_test_index(test, HC_POLICY_LOG, 1, 8, 8);
+
+	ix->log_blocks = 100;
+	ix->gen = 3;
+	ix->wbase = 40;
+	ix->wcount = 5;		/* end 45 */
+	KUNIT_EXPECT_TRUE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 3, 0)));
+	KUNIT_EXPECT_TRUE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 3, 44)));	/* buffered */
+	KUNIT_EXPECT_FALSE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 3, 45)));
+	KUNIT_EXPECT_FALSE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 2, 44)));	/* overwritten */
+	KUNIT_EXPECT_TRUE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 2, 45)));
+	KUNIT_EXPECT_TRUE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 2, 99)));
+	KUNIT_EXPECT_FALSE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 1, 99)));	/* two passes */
+	KUNIT_EXPECT_FALSE(test, hc_log_live(ix, 0));
+	/* pass 0 follows pass 15 */
+	ix->gen = 0;
+	KUNIT_EXPECT_TRUE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 15, 60)));
+	KUNIT_EXPECT_FALSE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 15, 10)));
+	KUNIT_EXPECT_FALSE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 14, 60)));
+}
+
+/* a key's set and tag: the same for the same key, spread over the sets */
+static void hc_test_hash(struct kunit *test)
+{
+	struct hc_index *ix = hc_test_index(test, HC_POLICY_SETMEM, 64, 8, 8);
+	u64 set, tag, set2, tag2, count[64] = {}, i;
+	char key[16];
+
+	ix->hkey.key[0] = 1;
+	ix->hkey.key[1] = 2;
+	hc_hash(ix, "http://a/", 9, &set, &tag);
+	hc_hash(ix, "http://a/", 9, &set2, &tag2);
+	KUNIT_EXPECT_EQ(test, set, set2);
+	KUNIT_EXPECT_EQ(test, tag, tag2);
+	for (i = 0; i < 6400; i++) {
+		int n = snprintf(key, sizeof(key), "k%llu", i);
+
+		hc_hash(ix, key, n, &set, &tag);
+		KUNIT_ASSERT_LT(test, set, 64ULL);
+		KUNIT_ASSERT_LT(test, tag, 256ULL);
+		count[set]++;
+	}
+	/* 100 a set on average: none empty, none more than twice that */
+	for (i = 0; i < 64; i++) {
+		KUNIT_EXPECT_GT_MSG(test, count[i], 0ULL, "set %llu", i);
+		KUNIT_EXPECT_LT_MSG(test, count[i], 200ULL, "set %llu", i);
+	}
+}
+
+static struct kunit_case hc_test_cases[] = {
+	KUNIT_CASE(hc_test_fields),
+	KUNIT_CASE(hc_test_lru),
+	KUNIT_CASE(hc_test_log_live),
+	KUNIT_CASE(hc_test_hash),
+	{}
+};
+
+static struct kunit_suite hc_test_suite = {
+	.name = "hashcache",
+	.test_cases = hc_test_cases,
+};
+
+kunit_test_suite(hc_test_suite);
