@@ -56,8 +56,10 @@ static void hc_test_fields(struct kunit *test)
 		want = kunit_kcalloc(test, n, sizeof(u64), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, want);
 		for (i = 0; i < n; i++) {
-			want[i] = hc_mkfield_log(ix, prandom_u32_state(&rs) & ((1U << tag_bits[t]) - 1),
-						 prandom_u32_state(&rs) & 15, prandom_u32_state(&rs));
+			u32 tag = prandom_u32_state(&rs) & ((1U << tag_bits[t]) - 1);
+			u32 gen = prandom_u32_state(&rs) & 15;
+
+			want[i] = hc_mkfield_log(ix, tag, gen, prandom_u32_state(&rs));
 			want[i] = hc_with_rank(ix, want[i], i % 8);
 			hc_set_field(ix, i, want[i]);
 		}
@@ -67,9 +69,9 @@ static void hc_test_fields(struct kunit *test)
 		/* the accessors take the field apart again */
 		KUNIT_EXPECT_TRUE(test, hc_valid(ix, want[5]));
 		KUNIT_EXPECT_EQ(test, 5ULL, hc_rank(ix, want[5]));
-		KUNIT_EXPECT_EQ(test, want[5], hc_mkfield_log(ix, hc_tag(ix, want[5]),
-							     hc_gen(ix, want[5]),
-							     hc_off(ix, want[5])) | 5 << 1);
+		KUNIT_EXPECT_EQ(test, want[5],
+				hc_mkfield_log(ix, hc_tag(ix, want[5]), hc_gen(ix, want[5]),
+					       hc_off(ix, want[5])) | 5 << 1);
 	}
 }
 
@@ -122,10 +124,12 @@ static void hc_test_log_live(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 3, 0)));
 	KUNIT_EXPECT_TRUE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 3, 44)));	/* buffered */
 	KUNIT_EXPECT_FALSE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 3, 45)));
-	KUNIT_EXPECT_FALSE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 2, 44)));	/* overwritten */
+	/* overwritten */
+	KUNIT_EXPECT_FALSE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 2, 44)));
 	KUNIT_EXPECT_TRUE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 2, 45)));
 	KUNIT_EXPECT_TRUE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 2, 99)));
-	KUNIT_EXPECT_FALSE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 1, 99)));	/* two passes */
+	/* two passes ago */
+	KUNIT_EXPECT_FALSE(test, hc_log_live(ix, hc_mkfield_log(ix, 1, 1, 99)));
 	KUNIT_EXPECT_FALSE(test, hc_log_live(ix, 0));
 	/* pass 0 follows pass 15 */
 	ix->gen = 0;
