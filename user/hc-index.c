@@ -394,7 +394,7 @@ static int idx_stats(int ctl, const char *dev)
 	F(objects); F(lookups); F(hits); F(misses); F(misses_in_ram); F(false_positives);
 	F(inserts); F(overwrites); F(deletes); F(evictions); F(read_ios); F(write_ios);
 	F(seeks); F(bytes_read); F(bytes_written); F(lookup_ios); F(insert_ios);
-	F(miss_ios); F(log_wraps); F(lost_on_recovery); F(ram_bytes); F(slots);
+	F(miss_ios); F(log_wraps); F(ram_bytes); F(slots);
 #undef F
 	if (opt_json) {
 		struct json_object *j = json_object_new_object();

@@ -152,11 +152,10 @@ struct hc_stats {
 	__u64 insert_ios;	/* device I/Os made by PUT */
 	__u64 miss_ios;		/* device I/Os made by lookups that missed */
 	__u64 log_wraps;
-	__u64 lost_on_recovery;	/* objects an unclean detach lost */
 	__u64 ram_bytes;	/* RAM of the index proper (not the device's) */
 	__u64 ram_bits_per_object;	/* ram_bytes * 8 / objects, x1000 */
 	__u64 slots;		/* objects the index can hold */
-	__u64 reserved[3];
+	__u64 reserved[4];
 };
 
 #define HC_IOC_MAGIC		0xC4
