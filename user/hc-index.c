@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 
 #include <json-c/json.h>
 #include <linux/hashcache.h>
@@ -417,6 +418,185 @@ static int idx_stats(int ctl, const char *dev)
 	return EX_OK;
 }
 
+/* a cheap reproducible generator for the bench's keys and choices */
+static uint64_t bench_rnd(uint64_t *st)
+{
+	uint64_t z = (*st += 0x9E3779B97F4A7C15ULL);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int get_stats(int ctl, uint32_t id, struct hc_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->hdr = (struct hc_hdr)HDR(*s);
+	s->id = id;
+	if (ioctl(ctl, HC_IOC_STATS, s)) {
+		err("index bench: stats: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * bench: insert N objects, then look up M keys of which PCT % were inserted
+ * (BufferHash's workload at 0/40/80 % hits); report operations a second
+ * (wall clock: under emulation compare runs, never quote) and, from the
+ * kernel's counters, device I/Os per insert, per hit and per miss.
+ */
+static int idx_bench(int ctl, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "objects", required_argument, NULL, 'n' },
+		{ "lookups", required_argument, NULL, 'm' },
+		{ "hit-rate", required_argument, NULL, 'h' },
+		{ "value-size", required_argument, NULL, 'v' },
+		{ "seed", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t n = 1000, m = 1000, pct = 40, vsize = 1024, seed = 1, v, i, st;
+	uint64_t hits = 0, misses = 0, wrong = 0;
+	struct hc_stats s0, s1, s2;
+	struct hc_object o;
+	char key[64], *val, *got;
+	double t0, t1, t2;
+	uint32_t id;
+	int c, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (c == '?' || parse_u64(optarg, &v) ||
+		    (c == 'h' && v > 100) || (c == 'v' && v > HC_VALUE_MAX) ||
+		    ((c == 'n' || c == 'm') && !v)) {
+			err("index bench: bad option value");
+			return EX_USAGE;
+		}
+		switch (c) {
+		case 'n': n = v; break;
+		case 'm': m = v; break;
+		case 'h': pct = v; break;
+		case 'v': vsize = v; break;
+		default: seed = v; break;
+		}
+	}
+	if (optind != argc - 1) {
+		err("index bench: want one DEVICE");
+		return EX_USAGE;
+	}
+	r = find_index(ctl, argv[optind], &id);
+	if (r)
+		return r;
+	val = malloc(vsize + 1);
+	got = malloc(vsize + 1);
+	if (!val || !got) {
+		free(val);
+		free(got);
+		return EX_FAIL;
+	}
+	if (get_stats(ctl, id, &s0))
+		goto fail;
+	t0 = now_s();
+	for (i = 0; i < n; i++) {
+		memset(&o, 0, sizeof(o));
+		o.hdr = (struct hc_hdr)HDR(o);
+		o.id = id;
+		o.key_len = (uint32_t)snprintf(key, sizeof(key), "bench-%" PRIu64 "-%" PRIu64, seed, i);
+		o.key = (uintptr_t)key;
+		memset(val, 'a' + (int)(i % 26), vsize);
+		o.value = (uintptr_t)val;
+		o.value_len = vsize;
+		if (ioctl(ctl, HC_IOC_PUT, &o)) {
+			err("index bench: put: %s", strerror(errno));
+			goto fail;
+		}
+	}
+	t1 = now_s();
+	if (get_stats(ctl, id, &s1))
+		goto fail;
+	st = seed;
+	for (i = 0; i < m; i++) {
+		bool hit = bench_rnd(&st) % 100 < pct;
+		uint64_t k = bench_rnd(&st) % n;
+
+		memset(&o, 0, sizeof(o));
+		o.hdr = (struct hc_hdr)HDR(o);
+		o.id = id;
+		o.key_len = (uint32_t)snprintf(key, sizeof(key), "%s-%" PRIu64 "-%" PRIu64,
+					       hit ? "bench" : "absent", seed, k);
+		o.key = (uintptr_t)key;
+		o.value = (uintptr_t)got;
+		o.value_len = vsize;
+		if (ioctl(ctl, HC_IOC_GET, &o)) {
+			err("index bench: get: %s", strerror(errno));
+			goto fail;
+		}
+		if (o.found) {
+			hits++;
+			memset(val, 'a' + (int)(k % 26), vsize);
+			if (!hit || o.value_len != vsize || memcmp(got, val, vsize))
+				wrong++;
+		} else {
+			misses++;
+		}
+	}
+	t2 = now_s();
+	if (get_stats(ctl, id, &s2))
+		goto fail;
+	free(val);
+	free(got);
+#define D(a, b, f) ((double)((b).f - (a).f))
+	{
+		double ins_s = n / (t1 - t0), look_s = m / (t2 - t1);
+		double io_ins = D(s0, s1, insert_ios) / n;
+		double io_hit = hits ? (D(s1, s2, lookup_ios) - D(s1, s2, miss_ios)) / hits : 0;
+		double io_miss = misses ? D(s1, s2, miss_ios) / misses : 0;
+		double bits = s2.slots ? s2.ram_bytes * 8.0 / s2.slots : 0;
+
+		if (opt_json) {
+			struct json_object *j = json_object_new_object();
+
+			jset(j, "objects", n);
+			jset(j, "lookups", m);
+			jset(j, "hit_rate_pct", pct);
+			jset(j, "hits", hits);
+			jset(j, "misses", misses);
+			jset(j, "wrong", wrong);
+			jset(j, "evictions", s1.evictions - s0.evictions);
+			jset(j, "false_positives", s2.false_positives - s1.false_positives);
+			json_object_object_add(j, "inserts_per_s", json_object_new_double(ins_s));
+			json_object_object_add(j, "lookups_per_s", json_object_new_double(look_s));
+			json_object_object_add(j, "ios_per_insert", json_object_new_double(io_ins));
+			json_object_object_add(j, "ios_per_hit", json_object_new_double(io_hit));
+			json_object_object_add(j, "ios_per_miss", json_object_new_double(io_miss));
+			json_object_object_add(j, "ram_bits_per_slot", json_object_new_double(bits));
+			json_out(j);
+		} else {
+			printf("%" PRIu64 " inserts: %.0f/s, %.3f device I/Os each; %" PRIu64
+			       " evictions\n", n, ins_s, io_ins, (uint64_t)(s1.evictions - s0.evictions));
+			printf("%" PRIu64 " lookups (%" PRIu64 " %% of inserted keys): %.0f/s; %" PRIu64
+			       " hits at %.3f I/Os, %" PRIu64 " misses at %.3f I/Os; %" PRIu64
+			       " wrong values\n", m, pct, look_s, hits, io_hit, misses, io_miss, wrong);
+			printf("RAM: %.2f bits per slot\n", bits);
+		}
+	}
+#undef D
+	return wrong ? EX_FAIL : EX_OK;
+fail:
+	free(val);
+	free(got);
+	return EX_FAIL;
+}
+
 int cmd_index(int argc, char **argv)
 {
 	const char *sub;
@@ -430,12 +610,12 @@ int cmd_index(int argc, char **argv)
 	if (strcmp(sub, "format") && strcmp(sub, "attach") && strcmp(sub, "detach") &&
 	    strcmp(sub, "flush") && strcmp(sub, "info") && strcmp(sub, "stats") &&
 	    strcmp(sub, "put") && strcmp(sub, "get") && strcmp(sub, "lookup") &&
-	    strcmp(sub, "del")) {
+	    strcmp(sub, "del") && strcmp(sub, "bench")) {
 		err("index: unknown subcommand '%s' (hcctl --help)", sub);
 		return EX_USAGE;
 	}
-	if (strcmp(sub, "format") && strcmp(sub, "put") && strcmp(sub, "get") &&
-	    strcmp(sub, "lookup") && strcmp(sub, "del") && argc != 2) {
+	if (strcmp(sub, "format") && strcmp(sub, "bench") && strcmp(sub, "put") &&
+	    strcmp(sub, "get") && strcmp(sub, "lookup") && strcmp(sub, "del") && argc != 2) {
 		err("index %s: want one DEVICE", sub);
 		return EX_USAGE;
 	}
@@ -454,6 +634,8 @@ int cmd_index(int argc, char **argv)
 		r = idx_info(ctl, argv[1]);
 	else if (!strcmp(sub, "stats"))
 		r = idx_stats(ctl, argv[1]);
+	else if (!strcmp(sub, "bench"))
+		r = idx_bench(ctl, argc, argv);
 	else
 		r = idx_object(ctl, sub, argc - 1, argv + 1);
 	close(ctl);

@@ -1267,6 +1267,8 @@ static void usage(FILE *f)
 "        attach|detach|flush|info|stats DEVICE\n"
 "        put DEVICE KEY [VALUE]    (no VALUE: standard input)\n"
 "        get|lookup|del DEVICE KEY\n"
+"        bench DEVICE [--objects N] [--lookups N] [--hit-rate PCT] [--value-size N]\n"
+"                     [--seed N]   inserts, then lookups; ops/s and I/Os per op\n"
 "\n"
 "RANGE is BLOCK, FIRST-LAST or FIRST+COUNT, in cache blocks. SIZE takes K, M, G.\n"
 "MODE: writethrough (default), writeback, writearound, passthrough.\n"
