@@ -6,6 +6,7 @@
 #   make demo          boot a VM, create an ssc volume with hcctl, replay a trace, show status and events
 #   make bench         dm-ssc against raw flash, dm-cache and dm-writecache in one VM run
 #   make bench-traces  replay the synthetic traces against dm-ssc, dm-cache, dm-writecache, bcache
+#   make bench-hashcache  every HashCache policy: I/Os per operation, RAM bits, ops/s
 #   make vm-shell      a shell in the VM with the modules loaded (KFLAVOR=6.12|6.1|debug)
 #   make deps          install what all of the above needs (Debian packages)
 #   make install       install hcctl, its man page and bash completion (PREFIX=/usr/local)
@@ -26,7 +27,7 @@ endif
 
 MODDIRS	:= ssc hashcache
 
-.PHONY: all modules user clean check lint demo vm-shell deps bench bench-traces install
+.PHONY: all modules user clean check lint demo vm-shell deps bench bench-traces bench-hashcache install
 
 all: modules user
 
@@ -67,6 +68,9 @@ bench-traces:
 
 bench:
 	scripts/bench.sh
+
+bench-hashcache:
+	scripts/bench-hashcache.sh
 
 vm-shell:
 	scripts/vm.sh --kernel $(or $(KFLAVOR),6.12) --shell

@@ -30,19 +30,23 @@ linux_src() {
 	echo "$dir"
 }
 
-# hook_ssc_into_tree SRC: link kernel/ssc into the tree as drivers/md/ssc and hook it into
-# drivers/md/{Kconfig,Makefile}. The link is re-pointed every time: the repo may have moved
-# (CI clones it elsewhere), and a dangling link breaks every Kconfig run in the tree.
+# hook_ssc_into_tree SRC: link kernel/ssc and kernel/hashcache into the tree as
+# drivers/md/ssc and drivers/md/hashcache and hook them into drivers/md/{Kconfig,Makefile}.
+# The links are re-pointed every time: the repo may have moved (CI clones it elsewhere),
+# and a dangling link breaks every Kconfig run in the tree.
 hook_ssc_into_tree() {
-	local src=$1 last
-	ln -sfn "$SSC_TOP/kernel/ssc" "$src/drivers/md/ssc"
-	if ! grep -q '^source "drivers/md/ssc/Kconfig"' "$src/drivers/md/Kconfig"; then
-		# before the final endif (of "if MD")
-		last=$(grep -n '^endif' "$src/drivers/md/Kconfig" | tail -n1 | cut -d: -f1)
-		[ -n "$last" ] || die "no endif in $src/drivers/md/Kconfig"
-		sed -i "${last}i source \"drivers/md/ssc/Kconfig\"\n" "$src/drivers/md/Kconfig"
-	fi
-	# shellcheck disable=SC2016 # make syntax, not shell
-	grep -q '^obj-$(CONFIG_DM_SSC)' "$src/drivers/md/Makefile" ||
-		printf '\nobj-$(CONFIG_DM_SSC)\t\t+= ssc/\n' >>"$src/drivers/md/Makefile"
+	local src=$1 last d sym
+	for d in ssc:DM_SSC hashcache:HASHCACHE; do
+		sym=${d#*:}
+		d=${d%%:*}
+		ln -sfn "$SSC_TOP/kernel/$d" "$src/drivers/md/$d"
+		if ! grep -q "^source \"drivers/md/$d/Kconfig\"" "$src/drivers/md/Kconfig"; then
+			# before the final endif (of "if MD")
+			last=$(grep -n '^endif' "$src/drivers/md/Kconfig" | tail -n1 | cut -d: -f1)
+			[ -n "$last" ] || die "no endif in $src/drivers/md/Kconfig"
+			sed -i "${last}i source \"drivers/md/$d/Kconfig\"\n" "$src/drivers/md/Kconfig"
+		fi
+		grep -q "^obj-\$(CONFIG_$sym)" "$src/drivers/md/Makefile" ||
+			printf '\nobj-$(CONFIG_%s)\t\t+= %s/\n' "$sym" "$d" >>"$src/drivers/md/Makefile"
+	done
 }

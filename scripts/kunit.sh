@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Run the dm-ssc KUnit tests on UML, in the shared linux-source-6.12 tree.
+# Run the dm-ssc and hashcache KUnit tests on UML, in the shared linux-source-6.12 tree.
 #
-# kernel/ssc is linked into the tree as drivers/md/ssc and hooked into
-# drivers/md/{Kconfig,Makefile}. Writes the KTAP to $SSC_OUT/kunit-uml.ktap
+# kernel/ssc and kernel/hashcache are linked into the tree as drivers/md/ssc and
+# drivers/md/hashcache and hooked into drivers/md/{Kconfig,Makefile}. Writes the KTAP to $SSC_OUT/kunit-uml.ktap
 # and the parsed results to $SSC_OUT/kunit-uml.json. The last line printed is
 # "kunit: N passed, N failed" (leaf test cases); the exit status is non-zero
 # if the build failed, any test failed or crashed, or no test ran.

@@ -33,7 +33,8 @@ t "bash completion: create options" test "$(complete_words hcctl create v --mo)"
 t "bash completion: modes" test "$(complete_words hcctl create v --mode writeb)" = writeback
 t "bash completion: monitor options" test "$(complete_words hcctl monitor --cou)" = --count
 t "bash completion: index subcommands" test "$(complete_words hcctl index loo)" = lookup
-t "bash completion: index policies" test "$(complete_words hcctl index format --policy setm)" = setmem
+t "bash completion: index policies" test "$(complete_words hcctl index format --policy setmeml)" = setmemlru
+t "bash completion: index batch subcommands" test "$(complete_words hcctl index mg)" = mget
 t "make install puts hcctl, man page, completion in place" bash -c \
 	'd=$(mktemp -d) && make -s -C "$0/user" install DESTDIR="$d" PREFIX=/usr &&
 	 test -x "$d/usr/sbin/hcctl" && test -f "$d/usr/share/man/man8/hcctl.8" &&

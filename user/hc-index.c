@@ -110,6 +110,7 @@ static int idx_format(int ctl, int argc, char **argv)
 		{ "sets", required_argument, NULL, 's' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "log-size", required_argument, NULL, 'l' },
+		{ "resident-sets", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct hc_format f = { .hdr = HDR(f), .policy = HC_POLICY_SETMEM };
@@ -117,7 +118,7 @@ static int idx_format(int ctl, int argc, char **argv)
 	unsigned int i;
 	int c, fd, r;
 
-	optind = 1;
+	optind = 0;	/* 0: glibc starts over, with permutation */
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -155,6 +156,13 @@ static int idx_format(int ctl, int argc, char **argv)
 				return EX_USAGE;
 			}
 			f.sets = v;
+			break;
+		case 'r':
+			if (parse_u64(optarg, &v) || !v || v >= UINT32_MAX) {
+				err("index format: bad --resident-sets '%s'", optarg);
+				return EX_USAGE;
+			}
+			f.resident_sets = (uint32_t)v;
 			break;
 		case 'l':
 			if (parse_bytes(optarg, &v) || !v) {
@@ -366,6 +374,7 @@ static int idx_info(int ctl, const char *dev)
 		jset(j, "ways", in.ways);
 		jset(j, "tag_bits", in.tag_bits);
 		jset(j, "sets", in.sets);
+		jset(j, "resident_sets", in.resident_sets);
 		jset(j, "log_bytes", in.log_bytes);
 		jset(j, "max_value", in.max_value);
 		jset(j, "dev_bytes", in.dev_bytes);
@@ -374,6 +383,8 @@ static int idx_info(int ctl, const char *dev)
 		printf("index %u on %s: %s, %u ways of %u B, %" PRIu64 " sets, %u tag bits, "
 		       "values up to %" PRIu64 " B\n", in.id, dev, pol, in.ways, in.block_size,
 		       (uint64_t)in.sets, in.tag_bits, (uint64_t)in.max_value);
+		if (in.resident_sets)
+			printf("%u sets kept in RAM\n", in.resident_sets);
 	}
 	return EX_OK;
 }
@@ -395,7 +406,7 @@ static int idx_stats(int ctl, const char *dev)
 	F(objects); F(lookups); F(hits); F(misses); F(misses_in_ram); F(false_positives);
 	F(inserts); F(overwrites); F(deletes); F(evictions); F(read_ios); F(write_ios);
 	F(seeks); F(bytes_read); F(bytes_written); F(lookup_ios); F(insert_ios);
-	F(miss_ios); F(log_wraps); F(ram_bytes); F(slots);
+	F(miss_ios); F(log_wraps); F(ram_bytes); F(slots); F(set_loads);
 #undef F
 	if (opt_json) {
 		struct json_object *j = json_object_new_object();
@@ -473,7 +484,7 @@ static int idx_bench(int ctl, int argc, char **argv)
 	uint32_t id;
 	int c, r;
 
-	optind = 1;
+	optind = 0;	/* 0: glibc starts over, with permutation */
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		if (c == '?' || parse_u64(optarg, &v) ||
 		    (c == 'h' && v > 100) || (c == 'v' && v > HC_VALUE_MAX) ||
@@ -573,6 +584,7 @@ static int idx_bench(int ctl, int argc, char **argv)
 			jset(j, "wrong", wrong);
 			jset(j, "evictions", s1.evictions - s0.evictions);
 			jset(j, "false_positives", s2.false_positives - s1.false_positives);
+			jset(j, "set_loads", s2.set_loads - s1.set_loads);
 			json_object_object_add(j, "inserts_per_s", json_object_new_double(ins_s));
 			json_object_object_add(j, "lookups_per_s", json_object_new_double(look_s));
 			json_object_object_add(j, "ios_per_insert", json_object_new_double(io_ins));
@@ -597,6 +609,67 @@ fail:
 	return EX_FAIL;
 }
 
+/*
+ * mput: standard input is lines "KEY VALUE" (split at the first space), one
+ * put each; mget: lines "KEY", answered "KEY<tab>VALUE" when found and
+ * "KEY" alone when not (exit 5 if any was not). One process for many keys.
+ */
+static int idx_batch(int ctl, bool put, const char *dev)
+{
+	struct hc_object o = { .hdr = HDR(o) };
+	char *line = NULL, *val = NULL, *sp;
+	size_t cap = 0, klen, vlen;
+	unsigned long lineno = 0;
+	ssize_t n;
+	int r = find_index(ctl, dev, &o.id), missing = 0;
+
+	if (r)
+		return r;
+	if (!put) {
+		val = malloc(HC_VALUE_MAX);
+		if (!val)
+			return EX_FAIL;
+	}
+	while ((n = getline(&line, &cap, stdin)) > 0) {
+		lineno++;
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
+		sp = put ? strchr(line, ' ') : NULL;
+		klen = sp ? (size_t)(sp - line) : (size_t)n;
+		vlen = sp ? (size_t)n - klen - 1 : 0;
+		if (!klen || klen > HC_KEY_MAX || (put && !sp)) {
+			err("index %s: line %lu: want %s (a key is 1 to %d bytes)",
+			    put ? "mput" : "mget", lineno, put ? "KEY VALUE" : "KEY", HC_KEY_MAX);
+			r = EX_USAGE;
+			break;
+		}
+		o.key = (uintptr_t)line;
+		o.key_len = (uint32_t)klen;
+		o.value = (uintptr_t)(put ? sp + 1 : val);
+		o.value_len = put ? vlen : HC_VALUE_MAX;
+		if (ioctl(ctl, put ? HC_IOC_PUT : HC_IOC_GET, &o)) {
+			err("index %s: line %lu: %s", put ? "mput" : "mget", lineno, strerror(errno));
+			r = EX_FAIL;
+			break;
+		}
+		if (put)
+			continue;
+		if (!o.found) {
+			missing = 1;
+			printf("%.*s\n", (int)klen, line);
+			continue;
+		}
+		printf("%.*s\t", (int)klen, line);
+		fwrite(val, 1, o.value_len < HC_VALUE_MAX ? o.value_len : HC_VALUE_MAX, stdout);
+		putchar('\n');
+	}
+	free(line);
+	free(val);
+	if (fflush(stdout))
+		r = EX_FAIL;
+	return r ? r : missing ? EX_NOKEY : EX_OK;
+}
+
 int cmd_index(int argc, char **argv)
 {
 	const char *sub;
@@ -610,7 +683,8 @@ int cmd_index(int argc, char **argv)
 	if (strcmp(sub, "format") && strcmp(sub, "attach") && strcmp(sub, "detach") &&
 	    strcmp(sub, "flush") && strcmp(sub, "info") && strcmp(sub, "stats") &&
 	    strcmp(sub, "put") && strcmp(sub, "get") && strcmp(sub, "lookup") &&
-	    strcmp(sub, "del") && strcmp(sub, "bench")) {
+	    strcmp(sub, "del") && strcmp(sub, "bench") && strcmp(sub, "mput") &&
+	    strcmp(sub, "mget")) {
 		err("index: unknown subcommand '%s' (hcctl --help)", sub);
 		return EX_USAGE;
 	}
@@ -636,6 +710,8 @@ int cmd_index(int argc, char **argv)
 		r = idx_stats(ctl, argv[1]);
 	else if (!strcmp(sub, "bench"))
 		r = idx_bench(ctl, argc, argv);
+	else if (!strcmp(sub, "mput") || !strcmp(sub, "mget"))
+		r = idx_batch(ctl, sub[1] == 'p', argv[1]);
 	else
 		r = idx_object(ctl, sub, argc - 1, argv + 1);
 	close(ctl);

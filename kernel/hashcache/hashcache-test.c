@@ -2,7 +2,7 @@
 /*
  * KUnit tests of HashCache's RAM part: the packed per-slot fields, the LRU
  * ranks of a set, and which Log fields still point at their records as the
- * log's end moves and wraps.
+ * log's end moves and wraps, and SetMemLRU's table of resident sets.
  *
  * Included at the end of hashcache.c, so the tests can use its static
  * functions on an index with no device.
@@ -16,6 +16,9 @@ static void hc_test_free(void *p)
 	struct hc_index *ix = p;
 
 	kvfree(ix->bits);
+	kvfree(ix->frame_set);
+	kvfree(ix->htab);
+	kvfree(ix->referenced);
 	kfree(ix);
 }
 
@@ -83,7 +86,7 @@ static void hc_test_lru(struct kunit *test)
 	u64 set = 2;
 
 	for (i = 0; i < ARRAY_SIZE(order); i++) {
-		hc_touch(ix, set, order[i]);
+		hc_touch(ix, set * 8, order[i]);
 		hc_set_field(ix, set * 8 + order[i],
 			     hc_with_rank(ix, hc_mkfield(ix, order[i], 0), 0));
 	}
@@ -100,7 +103,7 @@ static void hc_test_lru(struct kunit *test)
 		}
 	}
 	/* removing way 4 (rank 3) closes the gap */
-	hc_clear(ix, set, 4);
+	hc_clear(ix, set * 8, 4);
 	KUNIT_EXPECT_FALSE(test, hc_valid(ix, hc_field(ix, set * 8 + 4)));
 	KUNIT_EXPECT_EQ(test, 3ULL, hc_rank(ix, hc_field(ix, set * 8 + 2)));
 	KUNIT_EXPECT_EQ(test, 6ULL, hc_rank(ix, hc_field(ix, set * 8 + 3)));
@@ -166,11 +169,69 @@ static void hc_test_hash(struct kunit *test)
 	}
 }
 
+/*
+ * SetMemLRU's frames: after any mix of sets coming in and frames being
+ * reused, every resident set is found by probing and no other set is; a
+ * frame used since the clock hand last passed is not taken.
+ */
+static void hc_test_frames(struct kunit *test)
+{
+	struct hc_index *ix = hc_test_index(test, HC_POLICY_SETMEMLRU, 1, 8, 8);
+	s32 *frame_of;
+	struct rnd_state rs;
+	u32 i, fr, set, nsets = 1000;
+
+	ix->sets = nsets;
+	ix->resident_sets = 37;
+	kvfree(ix->bits);
+	ix->bits = NULL;
+	KUNIT_ASSERT_EQ(test, 0, hc_frames_alloc(ix));
+	frame_of = kunit_kcalloc(test, nsets, sizeof(*frame_of), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, frame_of);
+	memset(frame_of, 0xff, nsets * sizeof(*frame_of));
+	prandom_seed_state(&rs, 0xf4a3e5);
+	for (i = 0; i < 20000; i++) {
+		u32 p;
+
+		/* a few hot sets, many cold ones: runs in the table grow and shrink */
+		set = prandom_u32_state(&rs) % (i % 3 ? 50 : nsets);
+		p = hc_probe(ix, set);
+		if (frame_of[set] >= 0) {
+			KUNIT_ASSERT_EQ(test, (u32)frame_of[set] + 1, ix->htab[p]);
+			__set_bit(frame_of[set], ix->referenced);
+			continue;
+		}
+		KUNIT_ASSERT_EQ(test, 0U, ix->htab[p]);
+		fr = hc_frame_victim(ix);
+		if (ix->frame_set[fr] != U32_MAX) {
+			frame_of[ix->frame_set[fr]] = -1;
+			hc_unhash(ix, ix->frame_set[fr]);
+		}
+		ix->frame_set[fr] = set;
+		ix->htab[hc_probe(ix, set)] = fr + 1;
+		frame_of[set] = fr;
+		if (i % 97)
+			continue;
+		for (set = 0; set < nsets; set++) {
+			p = hc_probe(ix, set);
+			KUNIT_ASSERT_EQ_MSG(test, frame_of[set] >= 0 ? frame_of[set] + 1 : 0,
+					    (s32)ix->htab[p], "set %u", set);
+		}
+	}
+	/* a referenced frame is passed over once; an unreferenced one is taken */
+	bitmap_zero(ix->referenced, ix->resident_sets);
+	fr = ix->hand;
+	__set_bit(fr, ix->referenced);
+	KUNIT_EXPECT_EQ(test, (fr + 1) % ix->resident_sets, hc_frame_victim(ix));
+	KUNIT_EXPECT_FALSE(test, test_bit(fr, ix->referenced));
+}
+
 static struct kunit_case hc_test_cases[] = {
 	KUNIT_CASE(hc_test_fields),
 	KUNIT_CASE(hc_test_lru),
 	KUNIT_CASE(hc_test_log_live),
 	KUNIT_CASE(hc_test_hash),
+	KUNIT_CASE(hc_test_frames),
 	{}
 };
 

@@ -65,14 +65,26 @@ struct hc_index {
 	struct block_device *bdev;
 
 	/* from the superblock */
-	u32 policy, flags, block_size, ways, tag_bits;
+	u32 policy, flags, block_size, ways, tag_bits, resident_sets;
 	u64 sets, seed, format_id, sb_seq, dev_bytes;
 	siphash_key_t hkey;
 
-	/* RAM part (SetMem): per slot tag | rank | valid, width bits each */
+	/* RAM part (SetMem, Log): per slot tag | rank | valid, width bits each */
 	unsigned long *bits;
 	unsigned int width, rank_bits;
 	size_t bits_bytes;
+	u64 base;			/* first field of the set hc_find looked at */
+
+	/*
+	 * SetMemLRU: the fields of resident_sets sets only, in frames. A set
+	 * is found by linear probing in @htab (frame + 1; 0 is empty); a frame
+	 * to reuse is chosen by CLOCK over @referenced.
+	 */
+	u32 *frame_set;			/* the set each frame holds; U32_MAX: none */
+	u32 *htab;
+	u32 hmask, hand;
+	unsigned long *referenced;
+	bool set_loaded;		/* hc_find read the whole set into buf */
 
 	u64 wseq;			/* write counter for slots */
 	u64 next_off;			/* where the last I/O ended (for seeks) */
@@ -168,6 +180,7 @@ static int hc_sb_write(struct hc_index *ix, bool clean)
 	sb->block_size = cpu_to_le32(ix->block_size);
 	sb->ways = cpu_to_le32(ix->ways);
 	sb->tag_bits = cpu_to_le32(ix->tag_bits);
+	sb->resident_sets = cpu_to_le32(ix->resident_sets);
 	sb->clean = cpu_to_le32(clean);
 	sb->sets = cpu_to_le64(ix->sets);
 	sb->seed = cpu_to_le64(ix->seed);
@@ -268,10 +281,10 @@ static u64 hc_with_rank(struct hc_index *ix, u64 f, u64 rank)
 	return (f & ~mask) | (rank << 1 & mask);
 }
 
-/* Make @way the most recently used of its set. */
-static void hc_touch(struct hc_index *ix, u64 set, u32 way)
+/* Make @way the most recently used of the set whose first field is @base. */
+static void hc_touch(struct hc_index *ix, u64 base, u32 way)
 {
-	u64 base = set * ix->ways, f = hc_field(ix, base + way);
+	u64 f = hc_field(ix, base + way);
 	u64 r = hc_valid(ix, f) ? hc_rank(ix, f) : ix->ways;
 	u32 w;
 
@@ -284,9 +297,9 @@ static void hc_touch(struct hc_index *ix, u64 set, u32 way)
 }
 
 /* Clear @way's field and close the gap it leaves in the ranks. */
-static void hc_clear(struct hc_index *ix, u64 set, u32 way)
+static void hc_clear(struct hc_index *ix, u64 base, u32 way)
 {
-	u64 base = set * ix->ways, rank = hc_rank(ix, hc_field(ix, base + way));
+	u64 rank = hc_rank(ix, hc_field(ix, base + way));
 	u32 w;
 
 	hc_set_field(ix, base + way, 0);
@@ -364,6 +377,156 @@ static void hc_split(struct hc_index *ix, u64 h, u64 *set, u64 *tag)
 static void hc_hash(struct hc_index *ix, const u8 *key, u32 klen, u64 *set, u64 *tag)
 {
 	hc_split(ix, siphash(key, klen, &ix->hkey), set, tag);
+}
+
+/* ---------------------------------------------------------------------
+ * SetMemLRU: SetMem's fields for a bounded number of sets. A set that is
+ * not resident is read from the device whole (one I/O, as a Set lookup)
+ * and its fields rebuilt from the slots, ranked by when they were written;
+ * it takes the frame of a set not used lately (CLOCK).
+ */
+
+/* Does the policy keep table slots' fields in RAM? */
+static bool hc_table_in_ram(const struct hc_index *ix)
+{
+	return ix->policy == HC_POLICY_SETMEM || ix->policy == HC_POLICY_SETMEMLRU;
+}
+
+static int hc_frames_alloc(struct hc_index *ix)
+{
+	u32 n = ix->resident_sets, hsize = roundup_pow_of_two(2 * n);
+
+	ix->bits_bytes = BITS_TO_LONGS((u64)n * ix->ways * ix->width) * sizeof(long);
+	ix->bits = kvzalloc(ix->bits_bytes, GFP_KERNEL);
+	ix->frame_set = kvmalloc_array(n, sizeof(u32), GFP_KERNEL);
+	ix->htab = kvcalloc(hsize, sizeof(u32), GFP_KERNEL);
+	ix->referenced = kvcalloc(BITS_TO_LONGS(n), sizeof(long), GFP_KERNEL);
+	if (!ix->bits || !ix->frame_set || !ix->htab || !ix->referenced)
+		return -ENOMEM;
+	memset(ix->frame_set, 0xff, n * sizeof(u32));
+	ix->hmask = hsize - 1;
+	ix->bits_bytes += (size_t)n * sizeof(u32) + (size_t)hsize * sizeof(u32) +
+			  BITS_TO_LONGS(n) * sizeof(long);
+	return 0;
+}
+
+static u32 hc_home(struct hc_index *ix, u64 set)
+{
+	return hash_32((u32)set, ilog2(ix->hmask + 1));
+}
+
+/* the htab position of @set, or of the empty entry where it would go */
+static u32 hc_probe(struct hc_index *ix, u64 set)
+{
+	u32 i = hc_home(ix, set);
+
+	while (ix->htab[i] && ix->frame_set[ix->htab[i] - 1] != set)
+		i = (i + 1) & ix->hmask;
+	return i;
+}
+
+/* take @set out of htab, moving later entries of its run back */
+static void hc_unhash(struct hc_index *ix, u64 set)
+{
+	u32 i = hc_probe(ix, set), j = i, k;
+
+	ix->htab[i] = 0;
+	for (;;) {
+		j = (j + 1) & ix->hmask;
+		if (!ix->htab[j])
+			return;
+		k = hc_home(ix, ix->frame_set[ix->htab[j] - 1]);
+		/* the entry at j may fill the hole at i unless its home is in (i, j] */
+		if (((j - k) & ix->hmask) >= ((j - i) & ix->hmask)) {
+			ix->htab[i] = ix->htab[j];
+			ix->htab[j] = 0;
+			i = j;
+		}
+	}
+}
+
+/* the frame a set is to take: an empty one, else CLOCK's choice */
+static u32 hc_frame_victim(struct hc_index *ix)
+{
+	for (;;) {
+		u32 fr = ix->hand;
+
+		ix->hand = (ix->hand + 1) % ix->resident_sets;
+		if (ix->frame_set[fr] == U32_MAX || !__test_and_clear_bit(fr, ix->referenced))
+			return fr;
+	}
+}
+
+/* read @set from the device into buf, and its fields into frame @fr */
+static int hc_frame_load(struct hc_index *ix, u64 set, u32 fr)
+{
+	u64 base = (u64)fr * ix->ways;
+	u32 w, v;
+	int r;
+
+	r = hc_io(ix, REQ_OP_READ, hc_slot_off(ix, set, 0), ix->buf,
+		  (size_t)ix->ways * ix->block_size);
+	if (r)
+		return r;
+	ix->st.set_loads++;
+	for (w = 0; w < ix->ways; w++) {
+		struct hc_slot_disk *s = ix->buf + (size_t)w * ix->block_size;
+		u64 tset, tag, rank = 0;
+
+		hc_set_field(ix, base + w, 0);
+		if (!hc_slot_valid(ix, s))
+			continue;
+		hc_hash(ix, s->key, le16_to_cpu(s->key_len), &tset, &tag);
+		if (tset != set)
+			continue;	/* not where its hash puts it: ignore */
+		/* newest written first */
+		for (v = 0; v < ix->ways; v++) {
+			struct hc_slot_disk *o = ix->buf + (size_t)v * ix->block_size;
+
+			if (v != w && hc_slot_valid(ix, o) &&
+			    le64_to_cpu(o->seq) > le64_to_cpu(s->seq))
+				rank++;
+		}
+		hc_set_field(ix, base + w, hc_mkfield(ix, tag, rank));
+	}
+	return 0;
+}
+
+/*
+ * Point ix->base at @set's fields. SetMemLRU reads the set in when it is
+ * not resident, and says so in ix->set_loaded; after a failed read the
+ * frame is left empty.
+ */
+static int hc_set_base(struct hc_index *ix, u64 set)
+{
+	u32 i, fr;
+	int r;
+
+	ix->set_loaded = false;
+	if (ix->policy != HC_POLICY_SETMEMLRU) {
+		ix->base = set * ix->ways;
+		return 0;
+	}
+	i = hc_probe(ix, set);
+	if (ix->htab[i]) {
+		fr = ix->htab[i] - 1;
+		__set_bit(fr, ix->referenced);
+		ix->base = (u64)fr * ix->ways;
+		return 0;
+	}
+	fr = hc_frame_victim(ix);
+	if (ix->frame_set[fr] != U32_MAX) {
+		hc_unhash(ix, ix->frame_set[fr]);
+		ix->frame_set[fr] = U32_MAX;
+	}
+	r = hc_frame_load(ix, set, fr);
+	if (r)
+		return r;
+	ix->frame_set[fr] = set;
+	ix->htab[hc_probe(ix, set)] = fr + 1;
+	ix->base = (u64)fr * ix->ways;
+	ix->set_loaded = true;
+	return 0;
 }
 
 /* ---------------------------------------------------------------------
@@ -458,12 +621,15 @@ static int hc_find(struct hc_index *ix, const u8 *key, u32 klen, u64 set, u64 ta
 	int r;
 
 	*found = false;
-	if (ix->policy == HC_POLICY_SETMEM || ix->policy == HC_POLICY_LOG) {
+	if (hc_table_in_ram(ix) || ix->policy == HC_POLICY_LOG) {
 		u64 worst = 0;
 		bool empty = false;
 
+		r = hc_set_base(ix, set);
+		if (r)
+			goto out;
 		for (w = 0; w < ix->ways; w++) {
-			u64 f = hc_field(ix, set * ix->ways + w);
+			u64 f = hc_field(ix, ix->base + w);
 			void *slot = ix->buf + (size_t)w * ix->block_size;
 
 			if (!hc_live(ix, f)) {
@@ -478,7 +644,8 @@ static int hc_find(struct hc_index *ix, const u8 *key, u32 klen, u64 set, u64 ta
 			}
 			if (hc_tag(ix, f) != tag)
 				continue;
-			r = hc_read_way(ix, set, w, f, slot);
+			/* a set just read from the device is in buf already */
+			r = ix->set_loaded ? 0 : hc_read_way(ix, set, w, f, slot);
 			if (r)
 				goto out;
 			if (hc_slot_is(ix, slot, key, klen)) {
@@ -531,8 +698,8 @@ out:
 /* Is the slot at @way (in ix->buf after hc_find read it) occupied? */
 static bool hc_way_used(struct hc_index *ix, u64 set, u32 way)
 {
-	if (ix->policy == HC_POLICY_SETMEM)
-		return hc_valid(ix, hc_field(ix, set * ix->ways + way));
+	if (hc_table_in_ram(ix))
+		return hc_valid(ix, hc_field(ix, ix->base + way));
 	return hc_slot_valid(ix, ix->buf + (size_t)way * ix->block_size);
 }
 
@@ -585,7 +752,7 @@ static int hc_log_put(struct hc_index *ix, const u8 *key, u32 klen,
 		return r;
 	/* after the append: a flush in it may have ended a pass */
 	evict = !found && hc_log_live(ix, hc_field(ix, set * ix->ways + way));
-	hc_touch(ix, set, way);
+	hc_touch(ix, set * ix->ways, way);
 	hc_set_field(ix, set * ix->ways + way, hc_mkfield_log(ix, tag, ix->gen, off));
 	if (found) {
 		ix->st.overwrites++;
@@ -640,7 +807,7 @@ static int hc_log_get(struct hc_index *ix, const u8 *key, u32 klen, void __user 
 	if (uval && copy_to_user(uval, (void *)s + HC_SLOT_HDR_BYTES, min(vlen, o->value_len)))
 		return -EFAULT;
 	o->value_len = vlen;
-	hc_touch(ix, set, way);
+	hc_touch(ix, set * ix->ways, way);
 	hc_set_field(ix, set * ix->ways + way, hc_with_rank(ix, f, 0));
 	return 0;
 }
@@ -660,7 +827,7 @@ static int hc_log_delete(struct hc_index *ix, const u8 *key, u32 klen, struct hc
 	r = hc_log_append(ix, key, klen, NULL, 0, 0, true, &off);
 	if (r)
 		return r;
-	hc_clear(ix, set, way);
+	hc_clear(ix, set * ix->ways, way);
 	ix->st.deletes++;
 	return hc_log_maybe_flush(ix);
 }
@@ -769,12 +936,12 @@ static int hc_log_rebuild(struct hc_index *ix)
 		}
 		if (rc->flags & HC_REC_TOMB) {
 			if (way < ix->ways)
-				hc_clear(ix, set, way);
+				hc_clear(ix, set * ix->ways, way);
 			continue;
 		}
 		if (way == ix->ways)
 			way = victim;
-		hc_touch(ix, set, way);
+		hc_touch(ix, set * ix->ways, way);
 		hc_set_field(ix, set * ix->ways + way, f);
 		slot_hash[set * ix->ways + way] = rc->hash;
 	}
@@ -825,9 +992,9 @@ static int hc_put(struct hc_index *ix, const u8 *key, u32 klen,
 		else
 			ix->st.objects++;
 	}
-	if (ix->policy == HC_POLICY_SETMEM) {
-		hc_touch(ix, set, way);
-		hc_set_field(ix, set * ix->ways + way, hc_mkfield(ix, tag, 0));
+	if (hc_table_in_ram(ix)) {
+		hc_touch(ix, ix->base, way);
+		hc_set_field(ix, ix->base + way, hc_mkfield(ix, tag, 0));
 	}
 	return 0;
 }
@@ -865,9 +1032,9 @@ static int hc_get(struct hc_index *ix, const u8 *key, u32 klen, void __user *uva
 	if (uval && copy_to_user(uval, (void *)s + HC_SLOT_HDR_BYTES, min(vlen, o->value_len)))
 		return -EFAULT;
 	o->value_len = vlen;
-	if (ix->policy == HC_POLICY_SETMEM) {
-		hc_touch(ix, set, way);
-		hc_set_field(ix, set * ix->ways + way, hc_mkfield(ix, tag, 0));
+	if (hc_table_in_ram(ix)) {
+		hc_touch(ix, ix->base, way);
+		hc_set_field(ix, ix->base + way, hc_mkfield(ix, tag, 0));
 	}
 	return 0;
 }
@@ -895,8 +1062,8 @@ static int hc_delete(struct hc_index *ix, const u8 *key, u32 klen, struct hc_obj
 		return r;
 	ix->st.deletes++;
 	ix->st.objects--;
-	if (ix->policy == HC_POLICY_SETMEM)
-		hc_clear(ix, set, way);
+	if (hc_table_in_ram(ix))
+		hc_clear(ix, ix->base, way);
 	return 0;
 }
 
@@ -934,7 +1101,7 @@ static int hc_rebuild(struct hc_index *ix)
 			if (tset != set + i / ix->ways)
 				continue;	/* not where its hash puts it: ignore */
 			/* ranks: the order found, oldest last is not known; newest first */
-			hc_touch(ix, tset, way);
+			hc_touch(ix, tset * ix->ways, way);
 			hc_set_field(ix, tset * ix->ways + way, hc_mkfield(ix, tag, 0));
 		}
 		cond_resched();
@@ -959,6 +1126,9 @@ static void hc_release(struct kref *ref)
 		blkdev_put(ix->bdev, FMODE_READ | FMODE_WRITE | FMODE_EXCL);
 #endif
 	kvfree(ix->bits);
+	kvfree(ix->frame_set);
+	kvfree(ix->htab);
+	kvfree(ix->referenced);
 	kvfree(ix->buf);
 	kvfree(ix->wbuf);
 	kfree(ix);
@@ -1028,6 +1198,8 @@ static int hc_alloc_ram(struct hc_index *ix)
 		ix->wbuf = kvmalloc(HC_LOG_WBUF_BYTES, GFP_KERNEL);
 		if (!ix->wbuf)
 			return -ENOMEM;
+	} else if (ix->policy == HC_POLICY_SETMEMLRU) {
+		return hc_frames_alloc(ix);
 	} else if (ix->policy != HC_POLICY_SETMEM) {
 		return 0;
 	}
@@ -1048,9 +1220,9 @@ static int hc_do_format(struct hc_format *f)
 	case HC_POLICY_BASIC:
 	case HC_POLICY_SET:
 	case HC_POLICY_SETMEM:
+	case HC_POLICY_SETMEMLRU:
 	case HC_POLICY_LOG:
 		break;
-	case HC_POLICY_SETMEMLRU:
 	case HC_POLICY_LOGLRU:
 		return -EOPNOTSUPP;
 	default:
@@ -1059,7 +1231,8 @@ static int hc_do_format(struct hc_format *f)
 	if (f->flags & HC_FORMAT_PREFETCH)
 		return -EOPNOTSUPP;
 	/* for policies not built yet, or not this one's */
-	if (f->resident_sets || f->ram_ways || (f->log_bytes && f->policy != HC_POLICY_LOG))
+	if ((f->resident_sets && f->policy != HC_POLICY_SETMEMLRU) || f->ram_ways ||
+	    (f->log_bytes && f->policy != HC_POLICY_LOG))
 		return -EINVAL;
 
 	ix = hc_alloc();
@@ -1102,6 +1275,13 @@ static int hc_do_format(struct hc_format *f)
 		if (HC_TABLE_OFFSET + ix->sets * set_bytes > ix->dev_bytes)
 			goto out;
 	}
+	if (f->policy == HC_POLICY_SETMEMLRU) {
+		/* frames name their set in 32 bits */
+		r = -EINVAL;
+		if (ix->sets >= U32_MAX || f->resident_sets > ix->sets)
+			goto out;
+		ix->resident_sets = f->resident_sets ?: max_t(u32, 1, ix->sets / 4);
+	}
 	ix->seed = f->seed ?: get_random_u64();
 	ix->format_id = get_random_u64() | 1;
 	r = hc_alloc_ram(ix);
@@ -1114,6 +1294,37 @@ static int hc_do_format(struct hc_format *f)
 out:
 	kref_put(&ix->ref, hc_release);
 	return r;
+}
+
+/* Does the geometry read from a superblock make sense (as format checks it)? */
+static bool hc_geometry_ok(struct hc_index *ix)
+{
+	u64 set_bytes = (u64)ix->ways * ix->block_size;
+	bool lru = ix->policy == HC_POLICY_SETMEMLRU;
+
+	switch (ix->policy) {
+	case HC_POLICY_BASIC:
+	case HC_POLICY_SET:
+	case HC_POLICY_SETMEM:
+	case HC_POLICY_SETMEMLRU:
+	case HC_POLICY_LOG:
+		break;
+	default:
+		return false;
+	}
+	if (ix->block_size < 4096 || ix->block_size > 65536 ||
+	    !is_power_of_2(ix->block_size) || !ix->ways || ix->ways > HC_MAX_WAYS ||
+	    !ix->tag_bits || ix->tag_bits > 16 || !ix->sets || set_bytes > HC_MAX_SET_BYTES ||
+	    ix->dev_bytes < HC_TABLE_OFFSET + set_bytes)
+		return false;
+	if (lru != (ix->resident_sets && ix->resident_sets <= ix->sets && ix->sets < U32_MAX))
+		return false;
+	if (ix->policy != HC_POLICY_LOG)
+		return ix->sets <= div64_u64(ix->dev_bytes - HC_TABLE_OFFSET, set_bytes);
+	return ix->log_off == HC_TABLE_OFFSET && ix->log_blocks <= U32_MAX &&
+	       ix->log_blocks >= 2 * (HC_LOG_WBUF_BYTES / ix->block_size) &&
+	       ix->log_off + ix->log_blocks * ix->block_size <= ix->dev_bytes &&
+	       ix->sets <= U32_MAX / ix->ways;
 }
 
 static int hc_do_attach(struct hc_attach *a)
@@ -1151,6 +1362,7 @@ static int hc_do_attach(struct hc_attach *a)
 	ix->block_size = le32_to_cpu(best->block_size);
 	ix->ways = le32_to_cpu(best->ways);
 	ix->tag_bits = le32_to_cpu(best->tag_bits);
+	ix->resident_sets = le32_to_cpu(best->resident_sets);
 	ix->sets = le64_to_cpu(best->sets);
 	ix->seed = le64_to_cpu(best->seed);
 	ix->format_id = le64_to_cpu(best->format_id);
@@ -1159,21 +1371,7 @@ static int hc_do_attach(struct hc_attach *a)
 	ix->log_blocks = ix->block_size ?
 		div_u64(le64_to_cpu(best->log_bytes), ix->block_size) : 0;
 	/* a CRC does not vouch for sense: check the geometry as format does */
-	if (le32_to_cpu(best->version) != HC_FORMAT_VERSION ||
-	    (ix->policy != HC_POLICY_BASIC && ix->policy != HC_POLICY_SET &&
-	     ix->policy != HC_POLICY_SETMEM && ix->policy != HC_POLICY_LOG) ||
-	    ix->block_size < 4096 || ix->block_size > 65536 ||
-	    !is_power_of_2(ix->block_size) || !ix->ways || ix->ways > HC_MAX_WAYS ||
-	    !ix->tag_bits || ix->tag_bits > 16 || !ix->sets ||
-	    (u64)ix->ways * ix->block_size > HC_MAX_SET_BYTES ||
-	    (ix->policy != HC_POLICY_LOG &&
-	     ix->sets > div64_u64(ix->dev_bytes - HC_TABLE_OFFSET,
-				  (u64)ix->ways * ix->block_size)) ||
-	    (ix->policy == HC_POLICY_LOG &&
-	     (ix->log_off != HC_TABLE_OFFSET || ix->log_blocks > U32_MAX ||
-	      ix->log_blocks < 2 * (HC_LOG_WBUF_BYTES / ix->block_size) ||
-	      ix->log_off + ix->log_blocks * ix->block_size > ix->dev_bytes ||
-	      ix->sets > U32_MAX / ix->ways))) {
+	if (le32_to_cpu(best->version) != HC_FORMAT_VERSION || !hc_geometry_ok(ix)) {
 		pr_warn("hashcache: %pg: superblock geometry is not usable\n", ix->bdev);
 		goto out;
 	}
@@ -1392,6 +1590,7 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		in.flags = ix->flags;
 		in.block_size = ix->block_size;
 		in.ways = ix->ways;
+		in.resident_sets = ix->resident_sets;
 		in.tag_bits = ix->tag_bits;
 		in.sets = ix->sets;
 		in.log_bytes = ix->log_blocks * ix->block_size;

@@ -50,7 +50,7 @@ struct hc_format {
 	__u32 block_size;	/* bytes: 4096 to 65536, a power of two; 0 = 8192 */
 	__u32 ways;		/* objects per set, 1 to 64 (BASIC: 1); 0 = 8 */
 	__u32 tag_bits;		/* hash bits kept per object in RAM, 1 to 16; 0 = 8 */
-	__u32 resident_sets;	/* SETMEMLRU: set headers kept in RAM; 0 = sets / 2 */
+	__u32 resident_sets;	/* SETMEMLRU: sets kept in RAM; 0 = sets / 4 */
 	__u32 ram_ways;		/* LOGLRU: offsets per set kept in RAM; 0 = ways / 2 */
 	__u64 log_bytes;	/* LOG*: size of the circular log; 0 = what is left */
 	__u64 sets;		/* 0 = as many as fit */
@@ -155,7 +155,8 @@ struct hc_stats {
 	__u64 ram_bytes;	/* RAM of the index proper (not the device's) */
 	__u64 ram_bits_per_object;	/* ram_bytes * 8 / objects, x1000 */
 	__u64 slots;		/* objects the index can hold */
-	__u64 reserved[4];
+	__u64 set_loads;	/* SETMEMLRU: sets read in to RAM on demand */
+	__u64 reserved[3];
 };
 
 #define HC_IOC_MAGIC		0xC4

@@ -13,7 +13,19 @@ DEV=/dev/nullb0
 
 rc() { "$@" > /dev/null 2>&1; echo $?; }
 st() { hcctl --json index stats "$1" | jq -r ".$2"; }
+# keys PREFIX N [VALUE-PREFIX]: lines "PREFIX0 VALUE-PREFIX0" .. (keys only without VALUE-PREFIX)
+keys() { awk -v p="$1" -v n="$2" -v v="${3-}" 'BEGIN { for (i = 0; i < n; i++) print p i (v == "" ? "" : " " v i) }'; }
+# mput_keys DEVICE PREFIX N VALUE-PREFIX: N puts in one hcctl
+mput_keys() { keys "$2" "$3" "$4" | hcctl index mput "$1"; }
+# tally PREFIX VALUE-PREFIX: of mget's answers, "found wrong missing"
+tally() {
+	awk -F'\t' -v p="$1" -v v="$2" '
+		NF < 2 { m++; next }
+		{ if ($2 == v substr($1, length(p) + 1)) f++; else { w++; print "# wrong: " $0 > "/dev/stderr" } }
+		END { print f + 0, w + 0, m + 0 }'
+}
 
+diag "at $(cut -d" " -f1 /proc/uptime)s: errors"
 # --- errors -----------------------------------------------------------------
 check_eq "index with no subcommand: exit 2" 2 "$(rc hcctl index)"
 check_eq "unknown subcommand: exit 2" 2 "$(rc hcctl index frob $DEV)"
@@ -23,11 +35,13 @@ check_eq "stats of a device with no index: exit 3" 3 "$(rc hcctl index stats $DE
 check_eq "format of a character device: exit 1" 1 "$(rc hcctl index format /dev/null)"
 check_eq "unknown policy: exit 2" 2 "$(rc hcctl index format --policy lru $DEV)"
 check_eq "policy not built yet: exit 1" 1 "$(rc hcctl index format --policy loglru $DEV)"
+check_eq "resident sets for another policy: exit 2" 2 "$(rc hcctl index format --policy setmem --resident-sets 4 $DEV)"
+check_eq "more resident sets than sets: exit 2" 2 "$(rc hcctl index format --policy setmemlru --sets 10 --resident-sets 11 $DEV)"
 check_eq "block size not a power of two: exit 2" 2 "$(rc hcctl index format --block-size 5000 $DEV)"
 check_eq "basic with 8 ways: exit 2" 2 "$(rc hcctl index format --policy basic --ways 8 $DEV)"
 check_eq "a set over 1 MiB: exit 2" 2 "$(rc hcctl index format --ways 64 --block-size 64K $DEV)"
 
-for pol in basic set setmem log; do
+for pol in basic set setmem setmemlru log; do
 	check "$pol: format" hcctl index format --policy $pol $DEV
 	check "$pol: attach" hcctl index attach $DEV
 	check_eq "$pol: attach twice: exit 1" 1 "$(rc hcctl index attach $DEV)"
@@ -67,6 +81,8 @@ for pol in basic set setmem log; do
 	# ge A B: A >= B for decimals
 	ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
 	eqn() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 == b + 0) }'; }
+	# a hit reads its object once, plus once per false positive tag match
+	hit_ios=$(awk -v h="$(bj hits)" -v f="$(bj false_positives)" 'BEGIN { printf "%.9f", (h ? 1 + f / h : 1) + 1e-6 }')
 	diag "$pol: bench: $b"
 	check_eq "$pol: bench: no wrong value" 0 "$(bj wrong)"
 	case $pol in
@@ -78,9 +94,23 @@ for pol in basic set setmem log; do
 	basic|set)
 		check "$pol: an insert reads and writes its set" eqn 2 "$(bj ios_per_insert)"
 		check "$pol: a hit costs one device read" eqn 1 "$(bj ios_per_hit)" ;;
+	setmemlru)
+		# a set not in RAM is read in whole (which also settles the lookup)
+		check "$pol: an insert writes one slot, reads at most its set" ge 2 "$(bj ios_per_insert)"
+		check "$pol: an insert writes one slot" ge "$(bj ios_per_insert)" 1
+		check "$pol: a hit costs one device read (+ false positives)" ge "$hit_ios" "$(bj ios_per_hit)"
+		check "$pol: a miss costs at most one device read" ge 1 "$(bj ios_per_miss)"
+		check "$pol: sets were read in" test "$(st $DEV set_loads)" -gt 0
+		# a quarter of the sets resident: 3 of SetMem's 12 bits, plus
+		# 4 B set number and 8-16 B of hash table per 8-way set
+		check "$pol: RAM bits per slot below SetMem's 12" ge 11.9 "$(bj ram_bits_per_slot)" ;;
 	*)
-		check "$pol: an insert writes one slot" eqn 1 "$(bj ios_per_insert)"
-		check "$pol: a hit costs one device read" eqn 1 "$(bj ios_per_hit)" ;;
+		# an insert reads only on a false positive (about 1 in 256 per
+		# occupied way: some 0.003 each here)
+		check "$pol: an insert writes one slot" ge "$(bj ios_per_insert)" 1
+		check "$pol: an insert reads only on a false positive" ge 1.05 "$(bj ios_per_insert)"
+		check "$pol: a hit costs one device read (+ false positives)" ge "$hit_ios" "$(bj ios_per_hit)"
+		check "$pol: a hit costs at least one device read" ge "$(bj ios_per_hit)" 1 ;;
 	esac
 	case $pol in
 	setmem|log)
@@ -92,37 +122,50 @@ for pol in basic set setmem log; do
 		# a miss reads only on a false positive tag match (1 in 256 per
 		# occupied way with 8 tag bits)
 		check "$pol: misses settled in RAM: at most 0.1 I/Os each" ge 0.1 "$(bj ios_per_miss)" ;;
-	*)
+	basic|set)
 		check "$pol: a miss costs one device read" eqn 1 "$(bj ios_per_miss)"
 		check_eq "$pol: no RAM index" 0 "$(st $DEV ram_bytes)" ;;
 	esac
 	check "$pol: detach" hcctl index detach $DEV
 done
 
+diag "at $(cut -d" " -f1 /proc/uptime)s: SetMemLRU with few sets in RAM"
+# --- SetMemLRU with few sets in RAM ----------------------------------------------
+# 4 of 255 sets resident: nearly every lookup reads its set in, reusing frames
+check "setmemlru: format with 4 resident sets" hcctl index format --policy setmemlru --resident-sets 4 $DEV
+check "setmemlru: attach" hcctl index attach $DEV
+check_eq "setmemlru: info gives the resident sets" 4 "$(hcctl --json index info $DEV | jq .resident_sets)"
+b=$(hcctl --json index bench $DEV --objects 500 --lookups 1000 --hit-rate 80 --value-size 100)
+diag "setmemlru (4 sets): bench: $b"
+check_eq "setmemlru (4 sets): no wrong value" 0 "$(bj wrong)"
+check "setmemlru (4 sets): most lookups read their set in" test "$(bj set_loads)" -gt 900
+hit_ios=$(awk -v h="$(bj hits)" -v f="$(bj false_positives)" 'BEGIN { printf "%.9f", (h ? 1 + f / h : 1) + 1e-6 }')
+check "setmemlru (4 sets): a hit still costs one device read (+ false positives)" ge "$hit_ios" "$(bj ios_per_hit)"
+check "setmemlru (4 sets): a miss at most one" ge 1 "$(bj ios_per_miss)"
+check "setmemlru (4 sets): RAM bits per slot under 1" ge 1 "$(bj ram_bits_per_slot)"
+check "setmemlru: put, detach, attach" sh -c "hcctl index put $DEV lru-k lru-v && hcctl index detach $DEV && hcctl index attach $DEV"
+check_eq "setmemlru: the object after reattach" lru-v "$(hcctl index get $DEV lru-k)"
+check "setmemlru: detach" hcctl index detach $DEV
+
+diag "at $(cut -d" " -f1 /proc/uptime)s: log wrap"
 # --- log wrap ----------------------------------------------------------------
 # a 1 MiB log holds 128 records of 8 KiB: 300 puts go round it twice
 check "log: format a 1 MiB log" hcctl index format --policy log --log-size 1M $DEV
 check "log: attach" hcctl index attach $DEV
 check_eq "log: info gives the log size" 1048576 "$(hcctl --json index info $DEV | jq .log_bytes)"
-i=0
-while [ $i -lt 300 ]; do hcctl index put $DEV "w$i" "wv-$i"; i=$((i + 1)); done
+check "log: 300 puts" mput_keys $DEV w 300 wv-
 check_eq "log: two wraps counted" 2 "$(st $DEV log_wraps)"
 # what the log still holds: the newest records; older ones are gone, none wrong
-wcheck() {
-	found=0 wrong=0 i=0
-	while [ $i -lt 300 ]; do
-		v=$(hcctl index get $DEV "w$i" 2>/dev/null)
-		case $v in "") ;; "wv-$i") found=$((found + 1)) ;; *) wrong=$((wrong + 1)) ;; esac
-		i=$((i + 1))
-	done
-	echo "$found $wrong"
-}
+wcheck() { keys w 300 | hcctl index mget $DEV | tally w wv-; }
 set -- $(wcheck)
 diag "log: after 300 puts into 128 records: $1 found, $2 wrong, objects $(st $DEV objects)"
 check_eq "log: no wrong object after wrapping" 0 "$2"
 check "log: at most the log's 128 records are found" test "$1" -le 128 -a "$1" -ge 100
 check_eq "log: objects counts what is found" "$1" "$(st $DEV objects)"
 check "log: newest is there" test "$(hcctl index get $DEV w299)" = wv-299
+check_eq "mget answers KEY<tab>VALUE" "$(printf 'w299\twv-299')" "$(echo w299 | hcctl index mget $DEV)"
+check_eq "mget of a missing key: the key alone, exit 5" "$(printf 'w0\nrc=5')" "$(echo w0 | hcctl index mget $DEV; echo "rc=$?")"
+check_eq "mput of a line with no value: exit 2" 2 "$(echo lonely | rc hcctl index mput $DEV)"
 check_eq "log: oldest is gone" 5 "$(rc hcctl index get $DEV w0)"
 before=$1
 check "log: detach and attach (rebuild from the log)" sh -c "hcctl index detach $DEV && hcctl index attach $DEV"
@@ -133,6 +176,7 @@ check "log: detach and attach again" sh -c "hcctl index detach $DEV && hcctl ind
 check_eq "log: a deleted key stays deleted across a rebuild" 5 "$(rc hcctl index get $DEV w299)"
 check "log: detach" hcctl index detach $DEV
 
+diag "at $(cut -d" " -f1 /proc/uptime)s: malformed and random ioctls"
 # --- malformed and random ioctls ---------------------------------------------
 check "setmem: format for the fuzzer" hcctl index format --policy setmem $DEV
 check "attach for the fuzzer" hcctl index attach $DEV
@@ -145,6 +189,7 @@ fi
 diag "hc-fuzz: $(printf '%s\n' "$out" | grep -c '^ok') checks passed"
 check "detach after the fuzzer" hcctl index detach $DEV
 
+diag "at $(cut -d" " -f1 /proc/uptime)s: superblock damage"
 # --- superblock damage ------------------------------------------------------
 check "format for the superblock tests" hcctl index format --policy set $DEV
 check "attach, put, detach" sh -c "hcctl index attach $DEV && hcctl index put $DEV sbkey sbval && hcctl index detach $DEV"
@@ -161,6 +206,7 @@ check "the kernel log says why" sh -c "dmesg | tail -n 5 | grep -q 'no valid sup
 check "format with --sets 100000 is refused (too many for the device)" \
 	test "$(rc hcctl index format --policy set --sets 100000 $DEV)" = 1
 
+diag "at $(cut -d" " -f1 /proc/uptime)s: power cut and corruption: never a wrong object"
 # --- power cut and corruption: never a wrong object ----------------------------
 check "modprobe dm-flakey" modprobe dm-flakey
 L=$(sectors $DEV)
@@ -170,26 +216,16 @@ flakey() { dmsetup suspend --nolockfs hf && dmsetup load hf --table "0 $L flakey
 for pol in set setmem log; do
 	check "$pol: format on dm-flakey" hcctl index format --policy $pol $F
 	check "$pol: attach" hcctl index attach $F
-	i=0
-	while [ $i -lt 100 ]; do hcctl index put $F "c$i" "first-$i"; i=$((i + 1)); done
+	check "$pol: 100 puts" mput_keys $F c 100 first-
 	# writes vanish from here on (a power cut) while puts go on and overwrite
 	check "$pol: power cut (drop writes)" flakey "0 0 3600 1 drop_writes"
-	i=0
-	while [ $i -lt 150 ]; do hcctl index put $F "c$i" "second-$i" > /dev/null 2>&1; i=$((i + 1)); done
+	check "$pol: 150 puts during the cut" mput_keys $F c 150 second-
 	# detach's clean superblock is dropped too: the next attach sees a crash
 	check "$pol: detach during the cut" hcctl index detach $F
 	check "$pol: power back" flakey "0 3600 0"
 	check_eq "$pol: attach reports the unclean detach" true "$(hcctl --json index attach $F | jq -r .recovered)"
-	wrong=0 lost=0 i=0
-	while [ $i -lt 150 ]; do
-		v=$(hcctl index get $F "c$i" 2>/dev/null)
-		case $v in
-		"first-$i") ;;
-		"") lost=$((lost + 1)) ;;
-		*) wrong=$((wrong + 1)); diag "$pol: c$i returned '$v'" ;;
-		esac
-		i=$((i + 1))
-	done
+	set -- $(keys c 150 | hcctl index mget $F | tally c first-)
+	wrong=$2 lost=$3
 	check_eq "$pol: after the cut: no wrong object" 0 $wrong
 	if [ $pol = log ]; then
 		# the 4 records still in the write buffer (100 % 32) went with the cut
@@ -199,20 +235,11 @@ for pol in set setmem log; do
 	fi
 	# writes corrupted on the way (a byte of the key area): CRC makes them empty
 	check "$pol: corrupting writes" flakey "0 0 3600 5 corrupt_bio_byte 300 w 255 0"
-	i=0
-	while [ $i -lt 20 ]; do hcctl index put $F "z$i" "zval-$i" > /dev/null 2>&1; i=$((i + 1)); done
+	check "$pol: 20 puts, corrupted" mput_keys $F z 20 zval-
 	[ $pol = log ] && check "$pol: the buffer goes to the device (corrupted)" hcctl index flush $F
 	check "$pol: writes pass again" flakey "0 3600 0"
-	found=0 wrong=0 i=0
-	while [ $i -lt 20 ]; do
-		v=$(hcctl index get $F "z$i" 2>/dev/null)
-		case $v in
-		"") ;;
-		"zval-$i") found=$((found + 1)) ;;
-		*) wrong=$((wrong + 1)) ;;
-		esac
-		i=$((i + 1))
-	done
+	set -- $(keys z 20 | hcctl index mget $F | tally z zval-)
+	found=$1 wrong=$2
 	check_eq "$pol: no corrupted object is returned" 0 $wrong
 	# dm-flakey corrupts one byte per bio: every slot write (set, setmem); the
 	# log's one write of 20 records has only its first corrupted
@@ -222,6 +249,7 @@ for pol in set setmem log; do
 done
 check "remove dm-flakey" dmsetup remove hf
 
+diag "at $(cut -d" " -f1 /proc/uptime)s: on an ssc volume"
 # --- on an ssc volume -------------------------------------------------------
 check "modprobe dm-ssc" modprobe dm-ssc
 check "null_blk cache" null_blk_add 32
