@@ -17,7 +17,7 @@ set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 STAGES=${CHECK_STAGES:-"deps lint kunit user vm-6.12 vm-6.1 vm-debug harness"}
-VM_SUITES=ssc-table,ssc-io,ssc-persist,ssc-errors,ssc-crash,hcctl,monitor,replay
+VM_SUITES=ssc-table,ssc-io,ssc-persist,ssc-errors,ssc-crash,hcctl,monitor,replay,hashcache
 logs="$SSC_OUT/logs"
 mkdir -p "$logs"
 total_pass=0 total_fail=0

@@ -111,6 +111,8 @@ static int idx_format(int ctl, int argc, char **argv)
 		{ "seed", required_argument, NULL, 'S' },
 		{ "log-size", required_argument, NULL, 'l' },
 		{ "resident-sets", required_argument, NULL, 'r' },
+		{ "ram-ways", required_argument, NULL, 'k' },
+		{ "prefetch", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct hc_format f = { .hdr = HDR(f), .policy = HC_POLICY_SETMEM };
@@ -163,6 +165,16 @@ static int idx_format(int ctl, int argc, char **argv)
 				return EX_USAGE;
 			}
 			f.resident_sets = (uint32_t)v;
+			break;
+		case 'P':
+			f.flags |= HC_FORMAT_PREFETCH;
+			break;
+		case 'k':
+			if (parse_u64(optarg, &v) || !v || v >= 64) {
+				err("index format: bad --ram-ways '%s'", optarg);
+				return EX_USAGE;
+			}
+			f.ram_ways = (uint32_t)v;
 			break;
 		case 'l':
 			if (parse_bytes(optarg, &v) || !v) {
@@ -375,6 +387,7 @@ static int idx_info(int ctl, const char *dev)
 		jset(j, "tag_bits", in.tag_bits);
 		jset(j, "sets", in.sets);
 		jset(j, "resident_sets", in.resident_sets);
+		jset(j, "ram_ways", in.ram_ways);
 		jset(j, "log_bytes", in.log_bytes);
 		jset(j, "max_value", in.max_value);
 		jset(j, "dev_bytes", in.dev_bytes);
@@ -385,6 +398,8 @@ static int idx_info(int ctl, const char *dev)
 		       (uint64_t)in.sets, in.tag_bits, (uint64_t)in.max_value);
 		if (in.resident_sets)
 			printf("%u sets kept in RAM\n", in.resident_sets);
+		if (in.ram_ways)
+			printf("log offsets of %u ways a set kept in RAM\n", in.ram_ways);
 	}
 	return EX_OK;
 }
@@ -392,7 +407,7 @@ static int idx_info(int ctl, const char *dev)
 static int idx_stats(int ctl, const char *dev)
 {
 	struct hc_stats s = { .hdr = HDR(s) };
-	struct { const char *name; uint64_t v; } f[24];
+	struct { const char *name; uint64_t v; } f[32];
 	unsigned int n = 0, i;
 	int r = find_index(ctl, dev, &s.id);
 
@@ -407,6 +422,7 @@ static int idx_stats(int ctl, const char *dev)
 	F(inserts); F(overwrites); F(deletes); F(evictions); F(read_ios); F(write_ios);
 	F(seeks); F(bytes_read); F(bytes_written); F(lookup_ios); F(insert_ios);
 	F(miss_ios); F(log_wraps); F(ram_bytes); F(slots); F(set_loads);
+	F(offset_fetches); F(spill_writes);
 #undef F
 	if (opt_json) {
 		struct json_object *j = json_object_new_object();
@@ -585,6 +601,8 @@ static int idx_bench(int ctl, int argc, char **argv)
 			jset(j, "evictions", s1.evictions - s0.evictions);
 			jset(j, "false_positives", s2.false_positives - s1.false_positives);
 			jset(j, "set_loads", s2.set_loads - s1.set_loads);
+			jset(j, "offset_fetches", s2.offset_fetches - s1.offset_fetches);
+			jset(j, "spill_writes", s2.spill_writes - s0.spill_writes);
 			json_object_object_add(j, "inserts_per_s", json_object_new_double(ins_s));
 			json_object_object_add(j, "lookups_per_s", json_object_new_double(look_s));
 			json_object_object_add(j, "ios_per_insert", json_object_new_double(io_ins));

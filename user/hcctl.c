@@ -1264,7 +1264,7 @@ static void usage(FILE *f)
 "  index SUBCOMMAND DEVICE ...  the HashCache index on a block device:\n"
 "        format DEVICE [--policy P] [--block-size SIZE] [--ways N] [--tag-bits N]\n"
 "                      [--sets N] [--seed N] [--resident-sets N]\n"
-"                      [--log-size SIZE]\n"
+"                      [--ram-ways N] [--log-size SIZE] [--prefetch]\n"
 "        attach|detach|flush|info|stats DEVICE\n"
 "        put DEVICE KEY [VALUE]    (no VALUE: standard input)\n"
 "        get|lookup|del DEVICE KEY\n"

@@ -19,6 +19,8 @@ static void hc_test_free(void *p)
 	kvfree(ix->frame_set);
 	kvfree(ix->htab);
 	kvfree(ix->referenced);
+	kvfree(ix->obits);
+	kvfree(ix->pend);
 	kfree(ix);
 }
 
@@ -226,12 +228,87 @@ static void hc_test_frames(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, test_bit(fr, ix->referenced));
 }
 
+/*
+ * LogLRU: of the ways of a set, the ram_ways most recently used keep their
+ * pass and block in RAM; the others' go to the spill queue, from which they
+ * read back; a way read back and used again returns to RAM, pushing out
+ * the least recently used.
+ */
+static void hc_test_loglru(struct kunit *test)
+{
+	struct hc_index *ix = hc_test_index(test, HC_POLICY_LOGLRU, 4, 8, 8);
+	u64 set = 1, base = set * 8, loc, f;
+	u32 w, in_ram = 0;
+	bool ok;
+
+	ix->ram_ways = 4;
+	ix->way_bits = order_base_2(9);
+	ix->owidth = ix->way_bits + HC_LOG_FIELD_BITS;
+	ix->obits = kvcalloc(BITS_TO_LONGS(4 * 4 * ix->owidth), sizeof(long), GFP_KERNEL);
+	ix->pend = kvmalloc_array(HC_PEND_MAX, sizeof(*ix->pend), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ix->obits);
+	KUNIT_ASSERT_NOT_NULL(test, ix->pend);
+	ix->log_blocks = 1000;
+	ix->gen = 2;
+	ix->wbase = 900;
+	for (w = 0; w < 8; w++) {
+		hc_touch(ix, base, w);
+		hc_set_field(ix, base + w, hc_mkfield_log(ix, w, 2, 100 + w));
+	}
+	/* ways 4-7 in RAM, 0-3 spilled with their blocks */
+	KUNIT_EXPECT_EQ(test, 4U, ix->npend);
+	for (w = 0; w < 8; w++) {
+		f = hc_field(ix, base + w);
+		KUNIT_EXPECT_TRUE(test, hc_valid(ix, f));
+		KUNIT_EXPECT_EQ(test, (u64)w, hc_tag(ix, f));
+		KUNIT_EXPECT_EQ(test, (u64)(7 - w), hc_rank(ix, f));
+		if (w < 4) {
+			KUNIT_EXPECT_TRUE_MSG(test, f & HC_F_SPILLED, "way %u", w);
+			KUNIT_EXPECT_TRUE(test, hc_log_live(ix, f));
+			KUNIT_ASSERT_EQ(test, 0, hc_fetch(ix, base + w, &loc, &ok));
+			KUNIT_EXPECT_TRUE(test, ok);
+			f = (f & ~HC_F_SPILLED) | loc;
+		} else {
+			KUNIT_EXPECT_FALSE_MSG(test, f & HC_F_SPILLED, "way %u", w);
+			in_ram++;
+		}
+		KUNIT_EXPECT_EQ(test, 2ULL, hc_gen(ix, f));
+		KUNIT_EXPECT_EQ(test, 100ULL + w, hc_off(ix, f));
+	}
+	KUNIT_EXPECT_EQ(test, 4U, in_ram);
+	/* way 1 read back and used: in RAM again; way 4 (now least recent) out */
+	KUNIT_ASSERT_EQ(test, 0, hc_fetch(ix, base + 1, &loc, &ok));
+	ix->fetch_slot = base + 1;
+	ix->fetch_val = loc;
+	ix->fetch_ok = true;
+	f = hc_field(ix, base + 1);
+	KUNIT_EXPECT_FALSE(test, f & HC_F_SPILLED);
+	hc_touch(ix, base, 1);
+	hc_set_field(ix, base + 1, hc_with_rank(ix, f, 0));
+	ix->fetch_ok = false;
+	KUNIT_EXPECT_FALSE(test, hc_field(ix, base + 1) & HC_F_SPILLED);
+	KUNIT_EXPECT_EQ(test, 101ULL, hc_off(ix, hc_field(ix, base + 1)));
+	KUNIT_EXPECT_TRUE(test, hc_field(ix, base + 4) & HC_F_SPILLED);
+	KUNIT_EXPECT_EQ(test, 5U, ix->npend);
+	KUNIT_ASSERT_EQ(test, 0, hc_fetch(ix, base + 4, &loc, &ok));
+	KUNIT_EXPECT_EQ(test, 104ULL, hc_off(ix, loc));
+	/* a cleared way leaves RAM; its set keeps the others */
+	hc_clear(ix, base, 5);
+	KUNIT_EXPECT_FALSE(test, hc_valid(ix, hc_field(ix, base + 5)));
+	KUNIT_EXPECT_LT(test, hc_oent_find(ix, set, 5), 0);
+	KUNIT_EXPECT_EQ(test, 106ULL, hc_off(ix, hc_field(ix, base + 6)));
+	/* other sets untouched */
+	for (w = 0; w < 8; w++)
+		KUNIT_EXPECT_EQ(test, 0ULL, hc_field(ix, 2 * 8 + w));
+}
+
 static struct kunit_case hc_test_cases[] = {
 	KUNIT_CASE(hc_test_fields),
 	KUNIT_CASE(hc_test_lru),
 	KUNIT_CASE(hc_test_log_live),
 	KUNIT_CASE(hc_test_hash),
 	KUNIT_CASE(hc_test_frames),
+	KUNIT_CASE(hc_test_loglru),
 	{}
 };
 

@@ -33,6 +33,7 @@
 #include <linux/file.h>
 #include <linux/idr.h>
 #include <linux/kref.h>
+#include <linux/lcm.h>
 #include <linux/log2.h>
 #include <linux/crc32c.h>
 #include <linux/siphash.h>
@@ -65,7 +66,7 @@ struct hc_index {
 	struct block_device *bdev;
 
 	/* from the superblock */
-	u32 policy, flags, block_size, ways, tag_bits, resident_sets;
+	u32 policy, flags, block_size, ways, tag_bits, resident_sets, ram_ways;
 	u64 sets, seed, format_id, sb_seq, dev_bytes;
 	siphash_key_t hkey;
 
@@ -97,6 +98,25 @@ struct hc_index {
 	u32 wcount, wbuf_blocks;	/* records in wbuf, and room */
 	u32 gen;			/* pass over the log, mod 16 */
 	void *wbuf;
+
+	/*
+	 * LogLRU: @bits holds valid | rank | tag of every slot; @obits, per
+	 * set, ram_ways entries of way + 1 | pass | log block for the most
+	 * recently used ways. The other ways' pass and block are in the spill
+	 * region on the device, or still in @pend on their way there.
+	 */
+	unsigned long *obits;
+	unsigned int owidth, way_bits;
+	u64 spill_off;			/* bytes */
+	struct hc_spill *pend;
+	u32 npend;
+	u64 fetch_slot, fetch_val;	/* the last entry read back (hc_find) */
+	bool fetch_ok;
+	void *sbuf;			/* one spill block */
+};
+
+struct hc_spill {
+	u64 slot, val;
 };
 
 static DEFINE_IDR(hc_idr);
@@ -181,6 +201,7 @@ static int hc_sb_write(struct hc_index *ix, bool clean)
 	sb->ways = cpu_to_le32(ix->ways);
 	sb->tag_bits = cpu_to_le32(ix->tag_bits);
 	sb->resident_sets = cpu_to_le32(ix->resident_sets);
+	sb->ram_ways = cpu_to_le32(ix->ram_ways);
 	sb->clean = cpu_to_le32(clean);
 	sb->sets = cpu_to_le64(ix->sets);
 	sb->seed = cpu_to_le64(ix->seed);
@@ -207,24 +228,24 @@ static bool hc_sb_valid(const struct hc_sb_disk *sb)
  * The RAM part: one bit field per slot, width = tag_bits + rank_bits + 1
  */
 
-static u64 hc_field(struct hc_index *ix, u64 slot)
+static u64 hc_bf_get(const unsigned long *map, u64 idx, unsigned int width)
 {
-	u64 bit = slot * ix->width, v = 0;
+	u64 bit = idx * width, v = 0;
 	unsigned int i;
 
-	for (i = 0; i < ix->width; i++)
-		if (test_bit(bit + i, ix->bits))
+	for (i = 0; i < width; i++)
+		if (test_bit(bit + i, map))
 			v |= 1ULL << i;
 	return v;
 }
 
-static void hc_set_field(struct hc_index *ix, u64 slot, u64 v)
+static void hc_bf_set(unsigned long *map, u64 idx, unsigned int width, u64 v)
 {
-	u64 bit = slot * ix->width;
+	u64 bit = idx * width;
 	unsigned int i;
 
-	for (i = 0; i < ix->width; i++)
-		assign_bit(bit + i, ix->bits, v & (1ULL << i));
+	for (i = 0; i < width; i++)
+		assign_bit(bit + i, map, v & (1ULL << i));
 }
 
 /*
@@ -279,6 +300,124 @@ static u64 hc_with_rank(struct hc_index *ix, u64 f, u64 rank)
 	u64 mask = ((1ULL << ix->rank_bits) - 1) << 1;
 
 	return (f & ~mask) | (rank << 1 & mask);
+}
+
+/*
+ * LogLRU's fields: what hc_field returns is a Log field, put together from
+ * @bits and the way's @obits entry; a way whose pass and block are not in
+ * RAM has HC_F_SPILLED set instead (and counts as live until they are read
+ * back). hc_set_field keeps the ram_ways most recently used ways' pass and
+ * block in RAM and spills the least recently used one's.
+ */
+#define HC_F_SPILLED	BIT_ULL(63)
+#define HC_PEND_MAX	512	/* spilled entries waiting for their write */
+#define HC_SPILL_BLOCK	4096
+
+static u64 hc_short_mask(const struct hc_index *ix)
+{
+	return (1ULL << hc_gen_shift(ix)) - 1;
+}
+
+/* the @obits entry of @set holding @way, or -1 */
+static int hc_oent_find(struct hc_index *ix, u64 set, u32 way)
+{
+	u32 k;
+
+	for (k = 0; k < ix->ram_ways; k++)
+		if ((hc_bf_get(ix->obits, set * ix->ram_ways + k, ix->owidth) &
+		     ((1ULL << ix->way_bits) - 1)) == way + 1)
+			return k;
+	return -1;
+}
+
+/* an entry's pass and block as a Log field's bits above the short part */
+static u64 hc_oent_loc(struct hc_index *ix, u64 e)
+{
+	return (e >> ix->way_bits) << hc_gen_shift(ix);
+}
+
+/* queue @slot's pass and block (Log field bits @loc) for the spill region */
+static void hc_pend_add(struct hc_index *ix, u64 slot, u64 loc)
+{
+	u64 val = BIT_ULL(63) | loc >> hc_gen_shift(ix);
+	u32 i;
+
+	for (i = 0; i < ix->npend; i++)
+		if (ix->pend[i].slot == slot)
+			break;
+	/* callers make room first (hc_spill_room) */
+	if (WARN_ON_ONCE(i == HC_PEND_MAX))
+		return;
+	ix->pend[i].slot = slot;
+	ix->pend[i].val = val;
+	if (i == ix->npend)
+		ix->npend++;
+}
+
+static u64 hc_field(struct hc_index *ix, u64 slot)
+{
+	u64 f = hc_bf_get(ix->bits, slot, ix->width);
+	int k;
+
+	if (ix->policy != HC_POLICY_LOGLRU || !hc_valid(ix, f))
+		return f;
+	k = hc_oent_find(ix, div_u64(slot, ix->ways), slot % ix->ways);
+	if (k >= 0)
+		return f | hc_oent_loc(ix, hc_bf_get(ix->obits, div_u64(slot, ix->ways) *
+						     ix->ram_ways + k, ix->owidth));
+	if (ix->fetch_ok && ix->fetch_slot == slot)
+		return f | ix->fetch_val;
+	return f | HC_F_SPILLED;
+}
+
+static void hc_set_field(struct hc_index *ix, u64 slot, u64 v)
+{
+	u64 set, e, worst = 0, loc;
+	u32 way, k, victim = 0;
+	int have;
+
+	if (ix->policy != HC_POLICY_LOGLRU) {
+		hc_bf_set(ix->bits, slot, ix->width, v);
+		return;
+	}
+	hc_bf_set(ix->bits, slot, ix->width, v & hc_short_mask(ix));
+	set = div_u64(slot, ix->ways);
+	way = slot % ix->ways;
+	have = hc_oent_find(ix, set, way);
+	if (!hc_valid(ix, v) || (v & HC_F_SPILLED)) {
+		if (have >= 0 && !hc_valid(ix, v))
+			hc_bf_set(ix->obits, set * ix->ram_ways + have, ix->owidth, 0);
+		return;
+	}
+	loc = v & ~hc_short_mask(ix);
+	e = (way + 1) | (loc >> hc_gen_shift(ix)) << ix->way_bits;
+	if (have < 0) {
+		/* a free entry, else the least recently used way's, spilled */
+		for (k = 0; k < ix->ram_ways; k++) {
+			u64 o = hc_bf_get(ix->obits, set * ix->ram_ways + k, ix->owidth);
+			u32 ow = (o & ((1ULL << ix->way_bits) - 1));
+			u64 r;
+
+			if (!ow) {
+				victim = k;
+				worst = U64_MAX;
+				break;
+			}
+			r = hc_rank(ix, hc_bf_get(ix->bits, set * ix->ways + ow - 1, ix->width));
+			if (r >= worst) {
+				worst = r;
+				victim = k;
+			}
+		}
+		if (worst != U64_MAX) {
+			u64 o = hc_bf_get(ix->obits, set * ix->ram_ways + victim, ix->owidth);
+			u32 ow = (o & ((1ULL << ix->way_bits) - 1)) - 1;
+
+			hc_pend_add(ix, set * ix->ways + ow, hc_oent_loc(ix, o));
+		}
+		have = victim;
+	}
+	hc_bf_set(ix->obits, set * ix->ram_ways + have, ix->owidth, e);
 }
 
 /* Make @way the most recently used of the set whose first field is @base. */
@@ -544,6 +683,11 @@ static int hc_set_base(struct hc_index *ix, u64 set)
 #define HC_REC_GEN(fl)		(((fl) >> 8) & 15)
 
 /* the log block the next appended record takes */
+static bool hc_is_log(const struct hc_index *ix)
+{
+	return ix->policy == HC_POLICY_LOG || ix->policy == HC_POLICY_LOGLRU;
+}
+
 static u64 hc_log_end(struct hc_index *ix)
 {
 	return ix->wbase + ix->wcount;
@@ -556,6 +700,8 @@ static bool hc_log_live(struct hc_index *ix, u64 f)
 
 	if (!hc_valid(ix, f))
 		return false;
+	if (f & HC_F_SPILLED)
+		return true;	/* not known until read back */
 	if (g == ix->gen)
 		return off < hc_log_end(ix);
 	if (g == ((ix->gen - 1) & 15))
@@ -596,15 +742,96 @@ static int hc_log_read(struct hc_index *ix, u64 off, void *dst)
 /* is the object of field @f still there? */
 static bool hc_live(struct hc_index *ix, u64 f)
 {
-	return ix->policy == HC_POLICY_LOG ? hc_log_live(ix, f) : hc_valid(ix, f);
+	return hc_is_log(ix) ? hc_log_live(ix, f) : hc_valid(ix, f);
 }
 
 /* read the object of @set's way @w, field @f, into @dst */
 static int hc_read_way(struct hc_index *ix, u64 set, u32 w, u64 f, void *dst)
 {
-	if (ix->policy == HC_POLICY_LOG)
+	if (hc_is_log(ix))
 		return hc_log_read(ix, hc_off(ix, f), dst);
 	return hc_io(ix, REQ_OP_READ, hc_slot_off(ix, set, w), dst, ix->block_size);
+}
+
+/* LogLRU's spill region: one little-endian u64 a slot, bit 63 = valid */
+static u64 hc_spill_bytes(struct hc_index *ix)
+{
+	return round_up(ix->sets * ix->ways * sizeof(u64), HC_SPILL_BLOCK);
+}
+
+static u64 hc_spill_block(struct hc_index *ix, u64 slot)
+{
+	return ix->spill_off + round_down(slot * sizeof(u64), HC_SPILL_BLOCK);
+}
+
+static int hc_pend_cmp(const void *a, const void *b)
+{
+	const struct hc_spill *x = a, *y = b;
+
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* write the queued entries: one read and one write per spill block touched */
+static int hc_spill_flush(struct hc_index *ix)
+{
+	u32 j;
+	int r;
+
+	sort(ix->pend, ix->npend, sizeof(*ix->pend), hc_pend_cmp, NULL);
+	while (ix->npend) {
+		u64 blk = hc_spill_block(ix, ix->pend[0].slot);
+		__le64 *e = ix->sbuf;
+
+		r = hc_io(ix, REQ_OP_READ, blk, ix->sbuf, HC_SPILL_BLOCK);
+		if (r)
+			return r;
+		for (j = 0; j < ix->npend && hc_spill_block(ix, ix->pend[j].slot) == blk; j++)
+			e[ix->pend[j].slot % (HC_SPILL_BLOCK / sizeof(u64))] =
+				cpu_to_le64(ix->pend[j].val);
+		r = hc_io(ix, REQ_OP_WRITE, blk, ix->sbuf, HC_SPILL_BLOCK);
+		if (r)
+			return r;
+		ix->st.spill_writes++;
+		/* written: drop them from the queue */
+		memmove(ix->pend, ix->pend + j, (ix->npend - j) * sizeof(*ix->pend));
+		ix->npend -= j;
+	}
+	return 0;
+}
+
+/* room in the queue for what one operation spills (one entry) */
+static int hc_spill_room(struct hc_index *ix)
+{
+	if (ix->policy != HC_POLICY_LOGLRU || ix->npend < HC_PEND_MAX)
+		return 0;
+	return hc_spill_flush(ix);
+}
+
+/*
+ * Read back @slot's pass and block (as Log field bits) from the queue or
+ * the spill region; *@ok is false if the region does not have them.
+ */
+static int hc_fetch(struct hc_index *ix, u64 slot, u64 *loc, bool *ok)
+{
+	u64 v = 0;
+	u32 i;
+	int r;
+
+	for (i = 0; i < ix->npend; i++)
+		if (ix->pend[i].slot == slot)
+			break;
+	if (i < ix->npend) {
+		v = ix->pend[i].val;
+	} else {
+		r = hc_io(ix, REQ_OP_READ, hc_spill_block(ix, slot), ix->sbuf, HC_SPILL_BLOCK);
+		if (r)
+			return r;
+		ix->st.offset_fetches++;
+		v = le64_to_cpu(((__le64 *)ix->sbuf)[slot % (HC_SPILL_BLOCK / sizeof(u64))]);
+	}
+	*ok = v & BIT_ULL(63);
+	*loc = (v & (BIT_ULL(36) - 1)) << hc_gen_shift(ix);
+	return 0;
 }
 
 /*
@@ -621,7 +848,8 @@ static int hc_find(struct hc_index *ix, const u8 *key, u32 klen, u64 set, u64 ta
 	int r;
 
 	*found = false;
-	if (hc_table_in_ram(ix) || ix->policy == HC_POLICY_LOG) {
+	ix->fetch_ok = false;
+	if (hc_table_in_ram(ix) || hc_is_log(ix)) {
 		u64 worst = 0;
 		bool empty = false;
 
@@ -644,6 +872,26 @@ static int hc_find(struct hc_index *ix, const u8 *key, u32 klen, u64 set, u64 ta
 			}
 			if (hc_tag(ix, f) != tag)
 				continue;
+			if (f & HC_F_SPILLED) {
+				u64 loc;
+				bool ok;
+
+				r = hc_fetch(ix, ix->base + w, &loc, &ok);
+				if (r)
+					goto out;
+				f = (f & ~HC_F_SPILLED) | loc;
+				if (!ok || !hc_log_live(ix, f)) {
+					/* its record is gone: the way is free */
+					hc_clear(ix, ix->base, w);
+					if (!empty)
+						victim = w;
+					empty = true;
+					continue;
+				}
+				ix->fetch_slot = ix->base + w;
+				ix->fetch_val = loc;
+				ix->fetch_ok = true;
+			}
 			/* a set just read from the device is in buf already */
 			r = ix->set_loaded ? 0 : hc_read_way(ix, set, w, f, slot);
 			if (r)
@@ -655,6 +903,7 @@ static int hc_find(struct hc_index *ix, const u8 *key, u32 klen, u64 set, u64 ta
 				goto out;
 			}
 			ix->st.false_positives++;
+			ix->fetch_ok = false;
 		}
 		*way = victim;
 		r = 0;
@@ -743,6 +992,9 @@ static int hc_log_put(struct hc_index *ix, const u8 *key, u32 klen,
 
 	if (vlen > hc_max_value(ix))
 		return -EFBIG;
+	r = hc_spill_room(ix);
+	if (r)
+		return r;
 	hc_hash(ix, key, klen, &set, &tag);
 	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
 	if (r)
@@ -776,6 +1028,9 @@ static int hc_log_get(struct hc_index *ix, const u8 *key, u32 klen, void __user 
 	int r;
 
 	ix->st.lookups++;
+	r = hc_spill_room(ix);
+	if (r)
+		return r;
 	hc_hash(ix, key, klen, &set, &tag);
 	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
 	o->found = found;
@@ -953,6 +1208,80 @@ out:
 	return r;
 }
 
+/*
+ * Split the full Log fields of @set (in @full) into the short fields, the
+ * RAM entries of its most recently used ways and the spill entries of the
+ * others (at @spill).
+ */
+static void hc_loglru_keep(struct hc_index *ix, const unsigned long *full, u64 set,
+			   __le64 *spill)
+{
+	unsigned int lw = ix->width + HC_LOG_FIELD_BITS;
+	u32 w, k = 0;
+
+	for (w = 0; w < ix->ways; w++) {
+		u64 slot = set * ix->ways + w, f = hc_bf_get(full, slot, lw);
+		u64 loc = f >> hc_gen_shift(ix);
+
+		hc_bf_set(ix->bits, slot, ix->width, f & hc_short_mask(ix));
+		if (!hc_valid(ix, f))
+			continue;
+		if (hc_rank(ix, f) < ix->ram_ways && k < ix->ram_ways)
+			hc_bf_set(ix->obits, set * ix->ram_ways + k++, ix->owidth,
+				  (w + 1) | loc << ix->way_bits);
+		else
+			spill[w] = cpu_to_le64(BIT_ULL(63) | loc);
+	}
+}
+
+/*
+ * LogLRU attach: rebuild full Log fields in a scratch array (Log's RAM, for
+ * the length of the attach), then keep the short part of every field, the
+ * pass and block of each set's ram_ways most recently used ways, and write
+ * the others' to the spill region, which is rewritten whole.
+ */
+static int hc_loglru_rebuild(struct hc_index *ix)
+{
+	unsigned int sw = ix->width, lw = sw + HC_LOG_FIELD_BITS;
+	/* a chunk of the spill region: whole sets, whole spill blocks */
+	u64 per = rounddown(HC_SCAN_BYTES / sizeof(u64),
+			    lcm(HC_SPILL_BLOCK / sizeof(u64), ix->ways));
+	u64 slots = ix->sets * ix->ways, i, n, set;
+	unsigned long *keep = ix->bits, *tmp;
+	__le64 *chunk;
+	int r;
+
+	tmp = kvcalloc(BITS_TO_LONGS(slots * lw), sizeof(long), GFP_KERNEL);
+	chunk = kvmalloc(HC_SCAN_BYTES, GFP_KERNEL);
+	if (!tmp || !chunk) {
+		r = -ENOMEM;
+		goto out;
+	}
+	ix->bits = tmp;
+	ix->width = lw;
+	ix->policy = HC_POLICY_LOG;
+	r = hc_log_rebuild(ix);
+	ix->policy = HC_POLICY_LOGLRU;
+	ix->bits = keep;
+	ix->width = sw;
+	if (r)
+		goto out;
+	for (i = 0; i < slots && !r; i += n) {
+		n = min(per, slots - i);
+		memset(chunk, 0, HC_SCAN_BYTES);
+		for (set = div_u64(i, ix->ways); set * ix->ways < i + n; set++)
+			hc_loglru_keep(ix, tmp, set, chunk + (set * ix->ways - i));
+		r = hc_io(ix, REQ_OP_WRITE, ix->spill_off + i * sizeof(u64), chunk,
+			  round_up(n * sizeof(u64), HC_SPILL_BLOCK));
+		cond_resched();
+	}
+	memset(&ix->st, 0, sizeof(ix->st));
+out:
+	kvfree(chunk);
+	kvfree(tmp);
+	return r;
+}
+
 /* ---------------------------------------------------------------------
  * Operations
  */
@@ -966,7 +1295,7 @@ static int hc_put(struct hc_index *ix, const u8 *key, u32 klen,
 	u32 way;
 	int r;
 
-	if (ix->policy == HC_POLICY_LOG)
+	if (hc_is_log(ix))
 		return hc_log_put(ix, key, klen, uval, vlen, group);
 	if (vlen > hc_max_value(ix))
 		return -EFBIG;
@@ -1009,7 +1338,7 @@ static int hc_get(struct hc_index *ix, const u8 *key, u32 klen, void __user *uva
 	u32 way;
 	int r;
 
-	if (ix->policy == HC_POLICY_LOG)
+	if (hc_is_log(ix))
 		return hc_log_get(ix, key, klen, uval, o);
 	ix->st.lookups++;
 	hc_hash(ix, key, klen, &set, &tag);
@@ -1047,7 +1376,7 @@ static int hc_delete(struct hc_index *ix, const u8 *key, u32 klen, struct hc_obj
 	u32 way;
 	int r;
 
-	if (ix->policy == HC_POLICY_LOG)
+	if (hc_is_log(ix))
 		return hc_log_delete(ix, key, klen, o);
 	hc_hash(ix, key, klen, &set, &tag);
 	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
@@ -1129,6 +1458,9 @@ static void hc_release(struct kref *ref)
 	kvfree(ix->frame_set);
 	kvfree(ix->htab);
 	kvfree(ix->referenced);
+	kvfree(ix->obits);
+	kvfree(ix->pend);
+	kfree(ix->sbuf);
 	kvfree(ix->buf);
 	kvfree(ix->wbuf);
 	kfree(ix);
@@ -1185,6 +1517,8 @@ static struct hc_index *hc_alloc(void)
 /* Allocate the set buffer and (SetMem) the RAM part, once the geometry is known. */
 static int hc_alloc_ram(struct hc_index *ix)
 {
+	size_t ob;
+
 	ix->buf = kvmalloc((size_t)ix->ways * ix->block_size, GFP_KERNEL);
 	if (!ix->buf)
 		return -ENOMEM;
@@ -1192,19 +1526,35 @@ static int hc_alloc_ram(struct hc_index *ix)
 	ix->hkey.key[1] = ix->seed ^ 0x9e3779b97f4a7c15ULL;
 	ix->rank_bits = ix->ways > 1 ? order_base_2(ix->ways) : 0;
 	ix->width = ix->tag_bits + ix->rank_bits + 1;
-	if (ix->policy == HC_POLICY_LOG) {
-		ix->width += HC_LOG_FIELD_BITS;
+	if (hc_is_log(ix)) {
+		if (ix->policy == HC_POLICY_LOG)
+			ix->width += HC_LOG_FIELD_BITS;
 		ix->wbuf_blocks = HC_LOG_WBUF_BYTES / ix->block_size;
 		ix->wbuf = kvmalloc(HC_LOG_WBUF_BYTES, GFP_KERNEL);
 		if (!ix->wbuf)
 			return -ENOMEM;
+		if (ix->policy == HC_POLICY_LOGLRU) {
+			size_t ob;
+
+			ix->way_bits = order_base_2(ix->ways + 1);
+			ix->owidth = ix->way_bits + HC_LOG_FIELD_BITS;
+			ob = BITS_TO_LONGS((u64)ix->sets * ix->ram_ways * ix->owidth) *
+			     sizeof(long);
+			ix->obits = kvzalloc(ob, GFP_KERNEL);
+			ix->pend = kvmalloc_array(HC_PEND_MAX, sizeof(*ix->pend), GFP_KERNEL);
+			ix->sbuf = kmalloc(HC_SPILL_BLOCK, GFP_KERNEL);
+			if (!ix->obits || !ix->pend || !ix->sbuf)
+				return -ENOMEM;
+			ix->bits_bytes = ob;
+		}
 	} else if (ix->policy == HC_POLICY_SETMEMLRU) {
 		return hc_frames_alloc(ix);
 	} else if (ix->policy != HC_POLICY_SETMEM) {
 		return 0;
 	}
-	ix->bits_bytes = BITS_TO_LONGS(ix->sets * ix->ways * ix->width) * sizeof(long);
-	ix->bits = kvzalloc(ix->bits_bytes, GFP_KERNEL);
+	ob = BITS_TO_LONGS(ix->sets * ix->ways * ix->width) * sizeof(long);
+	ix->bits = kvzalloc(ob, GFP_KERNEL);
+	ix->bits_bytes += ob;
 	return ix->bits ? 0 : -ENOMEM;
 }
 
@@ -1222,17 +1572,17 @@ static int hc_do_format(struct hc_format *f)
 	case HC_POLICY_SETMEM:
 	case HC_POLICY_SETMEMLRU:
 	case HC_POLICY_LOG:
-		break;
 	case HC_POLICY_LOGLRU:
-		return -EOPNOTSUPP;
+		break;
 	default:
 		return -EINVAL;
 	}
 	if (f->flags & HC_FORMAT_PREFETCH)
 		return -EOPNOTSUPP;
-	/* for policies not built yet, or not this one's */
-	if ((f->resident_sets && f->policy != HC_POLICY_SETMEMLRU) || f->ram_ways ||
-	    (f->log_bytes && f->policy != HC_POLICY_LOG))
+	/* parameters of another policy */
+	if ((f->resident_sets && f->policy != HC_POLICY_SETMEMLRU) ||
+	    (f->ram_ways && f->policy != HC_POLICY_LOGLRU) ||
+	    (f->log_bytes && f->policy != HC_POLICY_LOG && f->policy != HC_POLICY_LOGLRU))
 		return -EINVAL;
 
 	ix = hc_alloc();
@@ -1257,8 +1607,12 @@ static int hc_do_format(struct hc_format *f)
 	r = -ENOSPC;
 	if (ix->dev_bytes < HC_TABLE_OFFSET + set_bytes)
 		goto out;
-	if (f->policy == HC_POLICY_LOG) {
-		u64 lb = f->log_bytes ?: ix->dev_bytes - HC_TABLE_OFFSET;
+	if (hc_is_log(ix)) {
+		u64 avail = ix->dev_bytes - HC_TABLE_OFFSET;
+		/* LogLRU: room for the spill region, 8 bytes a record */
+		u64 lb = f->log_bytes ?: ix->policy == HC_POLICY_LOG ? avail :
+			 div_u64(avail - min_t(u64, avail, HC_SPILL_BLOCK),
+				 ix->block_size + 8) * ix->block_size;
 
 		ix->log_off = HC_TABLE_OFFSET;
 		ix->log_blocks = div_u64(lb, ix->block_size);
@@ -1269,6 +1623,10 @@ static int hc_do_format(struct hc_format *f)
 		/* as many slots as the log holds records */
 		ix->sets = f->sets ?: max_t(u64, 1, div_u64(ix->log_blocks, ix->ways));
 		if (ix->sets * ix->ways > U32_MAX)
+			goto out;
+		ix->spill_off = ix->log_off + lb;
+		if (ix->policy == HC_POLICY_LOGLRU &&
+		    ix->spill_off + hc_spill_bytes(ix) > ix->dev_bytes)
 			goto out;
 	} else {
 		ix->sets = f->sets ?: div64_u64(ix->dev_bytes - HC_TABLE_OFFSET, set_bytes);
@@ -1281,6 +1639,13 @@ static int hc_do_format(struct hc_format *f)
 		if (ix->sets >= U32_MAX || f->resident_sets > ix->sets)
 			goto out;
 		ix->resident_sets = f->resident_sets ?: max_t(u32, 1, ix->sets / 4);
+	}
+	if (f->policy == HC_POLICY_LOGLRU) {
+		/* some ways' offsets in RAM, not all */
+		r = -EINVAL;
+		if (ix->ways < 2 || f->ram_ways >= ix->ways)
+			goto out;
+		ix->ram_ways = f->ram_ways ?: ix->ways / 2;
 	}
 	ix->seed = f->seed ?: get_random_u64();
 	ix->format_id = get_random_u64() | 1;
@@ -1301,6 +1666,7 @@ static bool hc_geometry_ok(struct hc_index *ix)
 {
 	u64 set_bytes = (u64)ix->ways * ix->block_size;
 	bool lru = ix->policy == HC_POLICY_SETMEMLRU;
+	bool lru_log = ix->policy == HC_POLICY_LOGLRU;
 
 	switch (ix->policy) {
 	case HC_POLICY_BASIC:
@@ -1308,6 +1674,7 @@ static bool hc_geometry_ok(struct hc_index *ix)
 	case HC_POLICY_SETMEM:
 	case HC_POLICY_SETMEMLRU:
 	case HC_POLICY_LOG:
+	case HC_POLICY_LOGLRU:
 		break;
 	default:
 		return false;
@@ -1319,12 +1686,16 @@ static bool hc_geometry_ok(struct hc_index *ix)
 		return false;
 	if (lru != (ix->resident_sets && ix->resident_sets <= ix->sets && ix->sets < U32_MAX))
 		return false;
-	if (ix->policy != HC_POLICY_LOG)
+	if (lru_log != (ix->ram_ways && ix->ram_ways < ix->ways))
+		return false;
+	if (!hc_is_log(ix))
 		return ix->sets <= div64_u64(ix->dev_bytes - HC_TABLE_OFFSET, set_bytes);
+	ix->spill_off = ix->log_off + ix->log_blocks * ix->block_size;
 	return ix->log_off == HC_TABLE_OFFSET && ix->log_blocks <= U32_MAX &&
 	       ix->log_blocks >= 2 * (HC_LOG_WBUF_BYTES / ix->block_size) &&
-	       ix->log_off + ix->log_blocks * ix->block_size <= ix->dev_bytes &&
-	       ix->sets <= U32_MAX / ix->ways;
+	       ix->spill_off <= ix->dev_bytes && ix->sets <= U32_MAX / ix->ways &&
+	       (ix->policy == HC_POLICY_LOG ||
+		ix->spill_off + hc_spill_bytes(ix) <= ix->dev_bytes);
 }
 
 static int hc_do_attach(struct hc_attach *a)
@@ -1363,6 +1734,7 @@ static int hc_do_attach(struct hc_attach *a)
 	ix->ways = le32_to_cpu(best->ways);
 	ix->tag_bits = le32_to_cpu(best->tag_bits);
 	ix->resident_sets = le32_to_cpu(best->resident_sets);
+	ix->ram_ways = le32_to_cpu(best->ram_ways);
 	ix->sets = le64_to_cpu(best->sets);
 	ix->seed = le64_to_cpu(best->seed);
 	ix->format_id = le64_to_cpu(best->format_id);
@@ -1380,7 +1752,10 @@ static int hc_do_attach(struct hc_attach *a)
 	r = hc_alloc_ram(ix);
 	if (r)
 		goto out;
-	r = ix->policy == HC_POLICY_LOG ? hc_log_rebuild(ix) : hc_rebuild(ix);
+	if (ix->policy == HC_POLICY_LOGLRU)
+		r = hc_loglru_rebuild(ix);
+	else
+		r = hc_is_log(ix) ? hc_log_rebuild(ix) : hc_rebuild(ix);
 	if (r)
 		goto out;
 	r = hc_sb_write(ix, false);
@@ -1442,7 +1817,7 @@ static int hc_do_detach(u32 id)
 		return -ENOENT;
 	mutex_lock(&ix->lock);
 	ix->dead = true;
-	r = ix->policy == HC_POLICY_LOG ? hc_log_flush(ix) : 0;
+	r = hc_is_log(ix) ? hc_log_flush(ix) : 0;
 	/* records the log could not take are lost: not clean then */
 	r = hc_sb_write(ix, !r) ?: r;
 	mutex_unlock(&ix->lock);
@@ -1564,7 +1939,7 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		if (!ix)
 			return -ENOENT;
 		/* slot writes are FUA; the log's buffer is written now */
-		r = ix->policy == HC_POLICY_LOG ? hc_log_flush(ix) : 0;
+		r = hc_is_log(ix) ? hc_log_flush(ix) : 0;
 		if (!r)
 			r = blkdev_issue_flush(ix->bdev);
 		hc_put_index(ix);
@@ -1591,6 +1966,7 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		in.block_size = ix->block_size;
 		in.ways = ix->ways;
 		in.resident_sets = ix->resident_sets;
+		in.ram_ways = ix->ram_ways;
 		in.tag_bits = ix->tag_bits;
 		in.sets = ix->sets;
 		in.log_bytes = ix->log_blocks * ix->block_size;
@@ -1643,7 +2019,7 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		s.hdr.size = sizeof(s);
 		s.hdr.version = HC_ABI_VERSION;
 		s.id = ix->id;
-		if (ix->policy == HC_POLICY_LOG)
+		if (hc_is_log(ix))
 			s.objects = hc_log_objects(ix);
 		s.ram_bytes = ix->bits_bytes;
 		s.slots = ix->sets * ix->ways;

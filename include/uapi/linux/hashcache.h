@@ -30,7 +30,7 @@ enum hc_policy {
 	HC_POLICY_SETMEM	= 3,	/* N-way sets, tags and LRU ranks in RAM */
 	HC_POLICY_SETMEMLRU	= 4,	/* SetMem with a bounded cache of set headers */
 	HC_POLICY_LOG		= 5,	/* a log on the device, tag + offset in RAM */
-	HC_POLICY_LOGLRU	= 6,	/* Log with K of N offsets per set in RAM */
+	HC_POLICY_LOGLRU	= 6,	/* Log with K of N ways' log offsets per set in RAM */
 };
 
 /* hc_format.flags */
@@ -156,7 +156,9 @@ struct hc_stats {
 	__u64 ram_bits_per_object;	/* ram_bytes * 8 / objects, x1000 */
 	__u64 slots;		/* objects the index can hold */
 	__u64 set_loads;	/* SETMEMLRU: sets read in to RAM on demand */
-	__u64 reserved[3];
+	__u64 offset_fetches;	/* LOGLRU: log offsets read back from the device */
+	__u64 spill_writes;	/* LOGLRU: spill blocks written (read and rewritten) */
+	__u64 reserved[2];
 };
 
 #define HC_IOC_MAGIC		0xC4

@@ -12,7 +12,7 @@ HB_LOOKUPS=${HB_LOOKUPS:-8000}
 check "modprobe hashcache" modprobe hashcache
 check "null_blk index device" null_blk_add 256
 DEV=/dev/nullb0
-for pol in basic set setmem setmemlru log; do
+for pol in basic set setmem setmemlru log loglru; do
 	for pct in 0 40 80; do
 		check "$pol $pct %: format" hcctl index format --policy $pol --seed 1 $DEV
 		check "$pol $pct %: attach" hcctl index attach $DEV
