@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # make bench-hashcache: boot Debian 6.12 once, run tests/vm/suites/hashcache-bench.sh
 # (every policy at 0, 40 and 80 % lookup success) and print the table that
-# Documentation/hashcache.rst carries. Knobs: HB_OBJECTS, HB_LOOKUPS (8000 each).
+# Documentation/hashcache.rst carries. Knobs: HB_OBJECTS (24000), HB_LOOKUPS (40000).
 # Output in out/bench-hashcache/: raw.tap and results.md. --report remakes the
 # table from raw.tap. Timing under TCG is emulated: operations per second are
 # given as ratios to Basic's in the same run, next to the counts that do not

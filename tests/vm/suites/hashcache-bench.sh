@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 # make bench-hashcache: each policy, freshly formatted on a 256 MiB null_blk
-# (8 KiB slots, 8 ways: 32767 slots), takes HB_OBJECTS inserts of 6000-byte
-# values, then HB_LOOKUPS gets of which 0, 40 and 80 % were inserted
+# (8 KiB slots, 8 ways: 32767 slots), takes HB_OBJECTS (24000) inserts of 6000-byte
+# values, then HB_LOOKUPS (40000) gets of which 0, 40 and 80 % were inserted
 # (BufferHash's lookup success rates), through `hcctl index bench`: device
 # I/Os per insert, hit and miss from the kernel's counters, RAM bits per slot,
 # and operations per second (emulated time: compare policies, not machines).
 # One line per run: "# HCBENCH POLICY HIT% JSON".
 
-HB_OBJECTS=${HB_OBJECTS:-8000}
-HB_LOOKUPS=${HB_LOOKUPS:-8000}
+HB_OBJECTS=${HB_OBJECTS:-24000}
+HB_LOOKUPS=${HB_LOOKUPS:-40000}
 check "modprobe hashcache" modprobe hashcache
 check "null_blk index device" null_blk_add 256
 DEV=/dev/nullb0
