@@ -33,13 +33,15 @@ for line in open(sys.argv[1]):
     _, rest = line.split("HCBENCH ", 1)
     pol, pct, js = rest.split(" ", 2)
     runs[(pol, int(pct))] = json.loads(js)
-pols = [p for p in ("basic", "set", "setmem", "setmemlru", "log", "loglru") if (p, 0) in runs]
+pols = [p for p in ("basic", "set", "setmem", "setmemlru", "log", "loglru", "log+prefetch",
+                    "loglru+prefetch") if (p, 0) in runs]
 if not pols:
     sys.exit("no HCBENCH lines")
 # Table 2.3 of the thesis: bits per object, seeks per read (hit), write, miss
 thesis = {"basic": ("0", "1", "1", "1"), "set": ("0", "1", "1", "1"),
           "setmem": ("11", "1", "1", "0"), "setmemlru": ("<11", "1", "1", "<1"),
-          "log": ("47", "1", "~0", "0"), "loglru": ("15-47", "1+e", "~0", "0")}
+          "log": ("47", "1", "~0", "0"), "loglru": ("15-47", "1+e", "~0", "0"),
+          "log+prefetch": ("55", "<1", "~0", "0"), "loglru+prefetch": ("23-55", "<1", "~0", "0")}
 base = runs[(pols[0], 0)]
 print("| policy | RAM bits/slot (thesis) | I/Os per hit (thesis) | per insert (thesis) "
       "| per miss (thesis) | lookups/s vs %s at 0 / 40 / 80 %% hits | inserts/s vs %s |"

@@ -44,7 +44,9 @@ add_bin "$SSC_TOP/user/hcctl"
 mkdir -p "$SSC_OUT/tools"
 for src in "$SSC_TOP"/tests/tools/*.c; do
 	t="$SSC_OUT/tools/$(basename "$src" .c)"
-	if [ ! -x "$t" ] || [ "$src" -nt "$t" ]; then
+	# rebuilt when it or a uapi header it may use is newer
+	if [ ! -x "$t" ] || [ "$src" -nt "$t" ] ||
+		[ -n "$(find "$SSC_TOP/include/uapi" -newer "$t" -name '*.h')" ]; then
 		cc -O2 -Wall -Wextra -Werror -static -o "$t" "$src" || die "cannot build $src"
 	fi
 	install -m755 "$t" "$st/usr/bin/"

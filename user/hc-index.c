@@ -206,8 +206,8 @@ static int idx_format(int ctl, int argc, char **argv)
 	close(fd);
 	if (r) {
 		const char *why = errno == EBUSY ? " (attached, or in use)" :
-				  errno == EOPNOTSUPP ? " (this policy is not built yet)" :
-				  errno == ENOSPC ? " (too small for one set)" : "";
+				  errno == ENOSPC ? " (too small for one set, or for the log)" :
+				  errno == EINVAL ? " (see hcctl --help and Documentation/hashcache.rst)" : "";
 
 		err("index format %s: %s%s", argv[optind], strerror(errno), why);
 		return errno == EINVAL ? EX_USAGE : EX_FAIL;
@@ -388,6 +388,8 @@ static int idx_info(int ctl, const char *dev)
 		jset(j, "sets", in.sets);
 		jset(j, "resident_sets", in.resident_sets);
 		jset(j, "ram_ways", in.ram_ways);
+		json_object_object_add(j, "prefetch",
+				       json_object_new_boolean(in.flags & HC_FORMAT_PREFETCH));
 		jset(j, "log_bytes", in.log_bytes);
 		jset(j, "max_value", in.max_value);
 		jset(j, "dev_bytes", in.dev_bytes);
@@ -400,6 +402,8 @@ static int idx_info(int ctl, const char *dev)
 			printf("%u sets kept in RAM\n", in.resident_sets);
 		if (in.ram_ways)
 			printf("log offsets of %u ways a set kept in RAM\n", in.ram_ways);
+		if (in.flags & HC_FORMAT_PREFETCH)
+			printf("prefetch: a group's records are read together\n");
 	}
 	return EX_OK;
 }
@@ -422,7 +426,7 @@ static int idx_stats(int ctl, const char *dev)
 	F(inserts); F(overwrites); F(deletes); F(evictions); F(read_ios); F(write_ios);
 	F(seeks); F(bytes_read); F(bytes_written); F(lookup_ios); F(insert_ios);
 	F(miss_ios); F(log_wraps); F(ram_bytes); F(slots); F(set_loads);
-	F(offset_fetches); F(spill_writes);
+	F(offset_fetches); F(spill_writes); F(prefetch_reads); F(prefetch_hits);
 #undef F
 	if (opt_json) {
 		struct json_object *j = json_object_new_object();
@@ -489,9 +493,11 @@ static int idx_bench(int ctl, int argc, char **argv)
 		{ "hit-rate", required_argument, NULL, 'h' },
 		{ "value-size", required_argument, NULL, 'v' },
 		{ "seed", required_argument, NULL, 's' },
+		{ "group", required_argument, NULL, 'g' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t n = 1000, m = 1000, pct = 40, vsize = 1024, seed = 1, v, i, st;
+	uint64_t group = 0, gk = 0, grem = 0;
 	uint64_t hits = 0, misses = 0, wrong = 0;
 	struct hc_stats s0, s1, s2;
 	struct hc_object o;
@@ -513,6 +519,7 @@ static int idx_bench(int ctl, int argc, char **argv)
 		case 'm': m = v; break;
 		case 'h': pct = v; break;
 		case 'v': vsize = v; break;
+		case 'g': group = v; break;
 		default: seed = v; break;
 		}
 	}
@@ -542,6 +549,8 @@ static int idx_bench(int ctl, int argc, char **argv)
 		memset(val, 'a' + (int)(i % 26), vsize);
 		o.value = (uintptr_t)val;
 		o.value_len = vsize;
+		/* --group G: each G keys in a row are related (one page's objects) */
+		o.group = group ? (uint32_t)(i / group + 1) : 0;
 		if (ioctl(ctl, HC_IOC_PUT, &o)) {
 			err("index bench: put: %s", strerror(errno));
 			goto fail;
@@ -554,6 +563,16 @@ static int idx_bench(int ctl, int argc, char **argv)
 	for (i = 0; i < m; i++) {
 		bool hit = bench_rnd(&st) % 100 < pct;
 		uint64_t k = bench_rnd(&st) % n;
+
+		/* --group: hits walk a random group in order, as a page load does */
+		if (group && hit) {
+			if (!grem) {
+				gk = k / group * group;
+				grem = n - gk < group ? n - gk : group;
+			}
+			k = gk++;
+			grem--;
+		}
 
 		memset(&o, 0, sizeof(o));
 		o.hdr = (struct hc_hdr)HDR(o);
@@ -603,6 +622,8 @@ static int idx_bench(int ctl, int argc, char **argv)
 			jset(j, "set_loads", s2.set_loads - s1.set_loads);
 			jset(j, "offset_fetches", s2.offset_fetches - s1.offset_fetches);
 			jset(j, "spill_writes", s2.spill_writes - s0.spill_writes);
+			jset(j, "prefetch_reads", s2.prefetch_reads - s1.prefetch_reads);
+			jset(j, "prefetch_hits", s2.prefetch_hits - s1.prefetch_hits);
 			json_object_object_add(j, "inserts_per_s", json_object_new_double(ins_s));
 			json_object_object_add(j, "lookups_per_s", json_object_new_double(look_s));
 			json_object_object_add(j, "ios_per_insert", json_object_new_double(io_ins));

@@ -1270,7 +1270,7 @@ static void usage(FILE *f)
 "        get|lookup|del DEVICE KEY\n"
 "        mput|mget DEVICE          (standard input: KEY VALUE / KEY lines)\n"
 "        bench DEVICE [--objects N] [--lookups N] [--hit-rate PCT] [--value-size N]\n"
-"                     [--seed N]   inserts, then lookups; ops/s and I/Os per op\n"
+"                     [--seed N] [--group N]   inserts, then lookups; ops/s and I/Os per op\n"
 "\n"
 "RANGE is BLOCK, FIRST-LAST or FIRST+COUNT, in cache blocks. SIZE takes K, M, G.\n"
 "MODE: writethrough (default), writeback, writearound, passthrough.\n"

@@ -36,6 +36,7 @@ static struct hc_index *hc_test_index(struct kunit *test, u32 pol, u64 sets, u32
 	ix->ways = ways;
 	ix->tag_bits = tag_bits;
 	ix->rank_bits = ways > 1 ? order_base_2(ways) : 0;
+	ix->lbits = HC_LOG_FIELD_BITS;
 	ix->width = tag_bits + ix->rank_bits + 1 + (pol == HC_POLICY_LOG ? HC_LOG_FIELD_BITS : 0);
 	ix->bits_bytes = BITS_TO_LONGS(sets * ways * ix->width) * sizeof(long);
 	ix->bits = kvzalloc(ix->bits_bytes, GFP_KERNEL);
@@ -302,6 +303,72 @@ static void hc_test_loglru(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, 0ULL, hc_field(ix, 2 * 8 + w));
 }
 
+/*
+ * Prefetch: before a write, each buffered record gets the number of records
+ * after it in the buffer that share its group; group 0 and tombstones get 0.
+ */
+static void hc_test_group_runs(struct kunit *test)
+{
+	static const u32 group[] = { 5, 5, 5, 0, 7, 7, 7, 9, 3, 3 };
+	static const u16 tomb[] = { 0, 0, 0, 0, 0, 0, 1, 0, 0, 0 };
+	static const u64 want[] = { 2, 1, 0, 0, 1, 0, 0, 0, 1, 0 };
+	struct hc_index *ix;
+	unsigned int i, w;
+	char key[8];
+
+	ix = hc_test_index(test, HC_POLICY_LOG, 64, 8, 8);
+	/* widen the fields by the 8-bit group run */
+	kvfree(ix->bits);
+	ix->flags = HC_FORMAT_PREFETCH;
+	ix->lbits = HC_LOG_FIELD_BITS + HC_GLEN_BITS;
+	ix->width = 1 + ix->rank_bits + ix->tag_bits + ix->lbits;
+	ix->bits = kvcalloc(BITS_TO_LONGS(64 * 8 * ix->width), sizeof(long), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ix->bits);
+	ix->block_size = 4096;
+	ix->wbuf_blocks = 64;
+	ix->wbuf = kunit_kzalloc(test, ix->block_size * ARRAY_SIZE(group), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ix->wbuf);
+	ix->log_blocks = 1000;
+	ix->wbase = 40;
+	ix->gen = 1;
+	ix->hkey.key[0] = 3;
+	for (i = 0; i < ARRAY_SIZE(group); i++) {
+		struct hc_slot_disk *sd = ix->wbuf + i * ix->block_size;
+		int n = snprintf(key, sizeof(key), "g%u", i);
+		u64 set, tag;
+
+		KUNIT_ASSERT_EQ(test, 0, hc_fill_slot(ix, sd, key, n, NULL, 0, group[i],
+						      (tomb[i] ? HC_REC_TOMB : 0) | 1 << 8));
+		ix->wcount++;
+		if (tomb[i])
+			continue;
+		hc_hash(ix, key, n, &set, &tag);
+		for (w = 0; w < 8 && hc_valid(ix, hc_field(ix, set * 8 + w)); w++)
+			;
+		KUNIT_ASSERT_LT(test, w, 8U);
+		hc_touch(ix, set * 8, w);
+		hc_set_field(ix, set * 8 + w, hc_mkfield_log(ix, tag, 1, 40 + i));
+	}
+	hc_group_runs(ix);
+	for (i = 0; i < ARRAY_SIZE(group); i++) {
+		int n = snprintf(key, sizeof(key), "g%u", i);
+		u64 set, tag, f = 0;
+
+		if (tomb[i])
+			continue;
+		hc_hash(ix, key, n, &set, &tag);
+		for (w = 0; w < 8; w++) {
+			f = hc_field(ix, set * 8 + w);
+			if (hc_valid(ix, f) && hc_off(ix, f) == 40 + i)
+				break;
+		}
+		KUNIT_ASSERT_LT(test, w, 8U);
+		KUNIT_EXPECT_EQ_MSG(test, want[i], hc_glen(ix, f), "record %u", i);
+		KUNIT_EXPECT_EQ(test, 1ULL, hc_gen(ix, f));
+		KUNIT_EXPECT_EQ(test, tag, hc_tag(ix, f));
+	}
+}
+
 static struct kunit_case hc_test_cases[] = {
 	KUNIT_CASE(hc_test_fields),
 	KUNIT_CASE(hc_test_lru),
@@ -309,6 +376,7 @@ static struct kunit_case hc_test_cases[] = {
 	KUNIT_CASE(hc_test_hash),
 	KUNIT_CASE(hc_test_frames),
 	KUNIT_CASE(hc_test_loglru),
+	KUNIT_CASE(hc_test_group_runs),
 	{}
 };
 

@@ -98,6 +98,12 @@ struct hc_index {
 	u32 wcount, wbuf_blocks;	/* records in wbuf, and room */
 	u32 gen;			/* pass over the log, mod 16 */
 	void *wbuf;
+	unsigned int lbits;		/* pass + block (+ group run) bits of a field */
+
+	/* prefetch: the last group read, block pf_base on, pf_count blocks */
+	void *pfbuf;
+	u64 pf_base;
+	u32 pf_count;
 
 	/*
 	 * LogLRU: @bits holds valid | rank | tag of every slot; @obits, per
@@ -250,9 +256,11 @@ static void hc_bf_set(unsigned long *map, u64 idx, unsigned int width, u64 v)
 
 /*
  * A field: valid (1 bit) | LRU rank (rank_bits) | tag (tag_bits), and for
- * Log also | pass (4 bits) | log block (32 bits).
+ * Log also | pass (4 bits) | log block (32 bits), and with prefetch
+ * | group run (8 bits: how many records after this one belong to its group).
  */
 #define HC_LOG_FIELD_BITS	36	/* pass + log block */
+#define HC_GLEN_BITS		8
 
 static bool hc_valid(const struct hc_index *ix, u64 f)
 {
@@ -282,6 +290,11 @@ static u64 hc_gen(const struct hc_index *ix, u64 f)
 static u64 hc_off(const struct hc_index *ix, u64 f)
 {
 	return (f >> (hc_gen_shift(ix) + 4)) & 0xffffffffULL;
+}
+
+static u64 hc_glen(const struct hc_index *ix, u64 f)
+{
+	return (f >> (hc_gen_shift(ix) + HC_LOG_FIELD_BITS)) & (BIT_ULL(HC_GLEN_BITS) - 1);
 }
 
 static u64 hc_mkfield(struct hc_index *ix, u64 tag, u64 rank)
@@ -709,12 +722,79 @@ static bool hc_log_live(struct hc_index *ix, u64 f)
 	return false;
 }
 
+/* the longest group run a field may give: one read of the prefetch buffer */
+static u64 hc_glen_max(struct hc_index *ix)
+{
+	return min_t(u64, BIT_ULL(HC_GLEN_BITS) - 1, ix->wbuf_blocks - 1);
+}
+
+/* set the group run of the field of the record at log block @off, if it has one */
+static void hc_set_glen(struct hc_index *ix, const struct hc_slot_disk *s, u64 off, u64 glen)
+{
+	u64 set, tag, f, slot;
+	u32 w, i;
+
+	hc_hash(ix, s->key, le16_to_cpu(s->key_len), &set, &tag);
+	for (w = 0; w < ix->ways; w++) {
+		slot = set * ix->ways + w;
+		f = hc_field(ix, slot);
+		if (!hc_valid(ix, f) || hc_tag(ix, f) != tag)
+			continue;
+		if (!(f & HC_F_SPILLED)) {
+			if (hc_off(ix, f) == off && hc_gen(ix, f) == ix->gen)
+				hc_set_field(ix, slot, f | glen <<
+					     (hc_gen_shift(ix) + HC_LOG_FIELD_BITS));
+			continue;
+		}
+		/* LogLRU: pushed out already, still queued (else: no prefetch) */
+		for (i = 0; i < ix->npend; i++) {
+			u64 v = ix->pend[i].val;
+
+			if (ix->pend[i].slot == slot && (v & 0xffffffff0ULL) >> 4 == off &&
+			    (v & 15) == ix->gen)
+				ix->pend[i].val = v | glen << HC_LOG_FIELD_BITS;
+		}
+	}
+}
+
+/*
+ * Prefetch: before the buffer is written, give each record the number of
+ * records after it, in the buffer, of the same group (its run): a read of
+ * the record then reads them too.
+ */
+static void hc_group_runs(struct hc_index *ix)
+{
+	u64 run = 0;
+	u32 i;
+
+	ix->fetch_ok = false;	/* a spilled way stays spilled here */
+	for (i = ix->wcount; i-- > 0; ) {
+		struct hc_slot_disk *s = ix->wbuf + (size_t)i * ix->block_size;
+		struct hc_slot_disk *n = ix->wbuf + (size_t)(i + 1) * ix->block_size;
+		u32 g = le32_to_cpu(s->group);
+
+		if (i + 1 < ix->wcount && g && !(le16_to_cpu(s->flags) & HC_REC_TOMB) &&
+		    !(le16_to_cpu(n->flags) & HC_REC_TOMB) && le32_to_cpu(n->group) == g)
+			run = min(run + 1, hc_glen_max(ix));
+		else
+			run = 0;
+		if (run && !(le16_to_cpu(s->flags) & HC_REC_TOMB))
+			hc_set_glen(ix, s, ix->wbase + i, run);
+	}
+}
+
 static int hc_log_flush(struct hc_index *ix)
 {
 	int r;
 
 	if (!ix->wcount)
 		return 0;
+	if (ix->pfbuf) {
+		hc_group_runs(ix);
+		/* the blocks written over are no longer the group read */
+		if (ix->pf_base < hc_log_end(ix) && ix->wbase < ix->pf_base + ix->pf_count)
+			ix->pf_count = 0;
+	}
 	r = hc_io(ix, REQ_OP_WRITE, ix->log_off + ix->wbase * ix->block_size, ix->wbuf,
 		  (size_t)ix->wcount * ix->block_size);
 	if (r)
@@ -729,14 +809,37 @@ static int hc_log_flush(struct hc_index *ix)
 	return 0;
 }
 
-/* read the record at log block @off into @dst: from the buffer if it is there */
-static int hc_log_read(struct hc_index *ix, u64 off, void *dst)
+/*
+ * Read the record at log block @off into @dst: from the write buffer or the
+ * last group read if it is there, else from the device, with the @glen
+ * records after it that belong to its group (prefetch) in the same read.
+ */
+static int hc_log_read(struct hc_index *ix, u64 off, u64 glen, void *dst)
 {
+	int r;
+
 	if (off >= ix->wbase && off < hc_log_end(ix)) {
 		memcpy(dst, ix->wbuf + (off - ix->wbase) * ix->block_size, ix->block_size);
 		return 0;
 	}
-	return hc_io(ix, REQ_OP_READ, ix->log_off + off * ix->block_size, dst, ix->block_size);
+	if (off >= ix->pf_base && off < ix->pf_base + ix->pf_count) {
+		memcpy(dst, ix->pfbuf + (off - ix->pf_base) * ix->block_size, ix->block_size);
+		ix->st.prefetch_hits++;
+		return 0;
+	}
+	if (!glen || !ix->pfbuf)
+		return hc_io(ix, REQ_OP_READ, ix->log_off + off * ix->block_size, dst,
+			     ix->block_size);
+	ix->pf_count = 0;
+	r = hc_io(ix, REQ_OP_READ, ix->log_off + off * ix->block_size, ix->pfbuf,
+		  (size_t)(glen + 1) * ix->block_size);
+	if (r)
+		return r;
+	ix->st.prefetch_reads++;
+	ix->pf_base = off;
+	ix->pf_count = glen + 1;
+	memcpy(dst, ix->pfbuf, ix->block_size);
+	return 0;
 }
 
 /* is the object of field @f still there? */
@@ -749,7 +852,7 @@ static bool hc_live(struct hc_index *ix, u64 f)
 static int hc_read_way(struct hc_index *ix, u64 set, u32 w, u64 f, void *dst)
 {
 	if (hc_is_log(ix))
-		return hc_log_read(ix, hc_off(ix, f), dst);
+		return hc_log_read(ix, hc_off(ix, f), hc_glen(ix, f), dst);
 	return hc_io(ix, REQ_OP_READ, hc_slot_off(ix, set, w), dst, ix->block_size);
 }
 
@@ -830,7 +933,7 @@ static int hc_fetch(struct hc_index *ix, u64 slot, u64 *loc, bool *ok)
 		v = le64_to_cpu(((__le64 *)ix->sbuf)[slot % (HC_SPILL_BLOCK / sizeof(u64))]);
 	}
 	*ok = v & BIT_ULL(63);
-	*loc = (v & (BIT_ULL(36) - 1)) << hc_gen_shift(ix);
+	*loc = (v & (BIT_ULL(ix->lbits) - 1)) << hc_gen_shift(ix);
 	return 0;
 }
 
@@ -1100,8 +1203,8 @@ static u64 hc_log_objects(struct hc_index *ix)
 
 struct hc_rec {
 	u64 seq, hash;
-	u32 off;
-	u16 flags;
+	u32 off, group;
+	u16 flags, run;
 };
 
 static int hc_rec_cmp(const void *a, const void *b)
@@ -1144,6 +1247,7 @@ static int hc_log_rebuild(struct hc_index *ix)
 			recs[nr].hash = siphash(s->key, le16_to_cpu(s->key_len), &ix->hkey);
 			recs[nr].off = b + i;
 			recs[nr].flags = le16_to_cpu(s->flags);
+			recs[nr].group = le32_to_cpu(s->group);
 			nr++;
 		}
 		cond_resched();
@@ -1151,6 +1255,16 @@ static int hc_log_rebuild(struct hc_index *ix)
 	if (r)
 		goto out;
 	sort(recs, nr, sizeof(*recs), hc_rec_cmp, NULL);
+	/* prefetch: group runs of records written one after another */
+	for (i = nr; ix->pfbuf && i-- > 0; ) {
+		struct hc_rec *a = &recs[i], *b = &recs[i + 1];
+
+		a->run = 0;
+		if (i + 1 < nr && a->group && b->group == a->group && b->off == a->off + 1 &&
+		    HC_REC_GEN(a->flags) == HC_REC_GEN(b->flags) &&
+		    !((a->flags | b->flags) & HC_REC_TOMB))
+			a->run = min_t(u64, b->run + 1, hc_glen_max(ix));
+	}
 	ix->wbase = 0;
 	ix->gen = 0;
 	if (nr) {
@@ -1169,7 +1283,8 @@ static int hc_log_rebuild(struct hc_index *ix)
 		bool empty = false;
 
 		hc_split(ix, rc->hash, &set, &tag);
-		f = hc_mkfield_log(ix, tag, HC_REC_GEN(rc->flags), rc->off);
+		f = hc_mkfield_log(ix, tag, HC_REC_GEN(rc->flags), rc->off) |
+		    (u64)rc->run << (hc_gen_shift(ix) + HC_LOG_FIELD_BITS);
 
 		if (!hc_log_live(ix, f))
 			continue;	/* overwritten by a later pass */
@@ -1216,7 +1331,7 @@ out:
 static void hc_loglru_keep(struct hc_index *ix, const unsigned long *full, u64 set,
 			   __le64 *spill)
 {
-	unsigned int lw = ix->width + HC_LOG_FIELD_BITS;
+	unsigned int lw = ix->width + ix->lbits;
 	u32 w, k = 0;
 
 	for (w = 0; w < ix->ways; w++) {
@@ -1242,7 +1357,7 @@ static void hc_loglru_keep(struct hc_index *ix, const unsigned long *full, u64 s
  */
 static int hc_loglru_rebuild(struct hc_index *ix)
 {
-	unsigned int sw = ix->width, lw = sw + HC_LOG_FIELD_BITS;
+	unsigned int sw = ix->width, lw = sw + ix->lbits;
 	/* a chunk of the spill region: whole sets, whole spill blocks */
 	u64 per = rounddown(HC_SCAN_BYTES / sizeof(u64),
 			    lcm(HC_SPILL_BLOCK / sizeof(u64), ix->ways));
@@ -1459,6 +1574,7 @@ static void hc_release(struct kref *ref)
 	kvfree(ix->htab);
 	kvfree(ix->referenced);
 	kvfree(ix->obits);
+	kvfree(ix->pfbuf);
 	kvfree(ix->pend);
 	kfree(ix->sbuf);
 	kvfree(ix->buf);
@@ -1527,17 +1643,24 @@ static int hc_alloc_ram(struct hc_index *ix)
 	ix->rank_bits = ix->ways > 1 ? order_base_2(ix->ways) : 0;
 	ix->width = ix->tag_bits + ix->rank_bits + 1;
 	if (hc_is_log(ix)) {
+		ix->lbits = HC_LOG_FIELD_BITS +
+			    (ix->flags & HC_FORMAT_PREFETCH ? HC_GLEN_BITS : 0);
 		if (ix->policy == HC_POLICY_LOG)
-			ix->width += HC_LOG_FIELD_BITS;
+			ix->width += ix->lbits;
 		ix->wbuf_blocks = HC_LOG_WBUF_BYTES / ix->block_size;
 		ix->wbuf = kvmalloc(HC_LOG_WBUF_BYTES, GFP_KERNEL);
 		if (!ix->wbuf)
 			return -ENOMEM;
+		if (ix->flags & HC_FORMAT_PREFETCH) {
+			ix->pfbuf = kvmalloc(HC_LOG_WBUF_BYTES, GFP_KERNEL);
+			if (!ix->pfbuf)
+				return -ENOMEM;
+		}
 		if (ix->policy == HC_POLICY_LOGLRU) {
 			size_t ob;
 
 			ix->way_bits = order_base_2(ix->ways + 1);
-			ix->owidth = ix->way_bits + HC_LOG_FIELD_BITS;
+			ix->owidth = ix->way_bits + ix->lbits;
 			ob = BITS_TO_LONGS((u64)ix->sets * ix->ram_ways * ix->owidth) *
 			     sizeof(long);
 			ix->obits = kvzalloc(ob, GFP_KERNEL);
@@ -1556,6 +1679,17 @@ static int hc_alloc_ram(struct hc_index *ix)
 	ix->bits = kvzalloc(ob, GFP_KERNEL);
 	ix->bits_bytes += ob;
 	return ix->bits ? 0 : -ENOMEM;
+}
+
+/* Prefetch only for a log, and a Log field within 63 bits (bit 63: spilled) */
+static bool hc_flags_ok(struct hc_index *ix)
+{
+	bool pf = ix->flags & HC_FORMAT_PREFETCH;
+
+	if ((ix->flags & ~HC_FORMAT_PREFETCH) || (pf && !hc_is_log(ix)))
+		return false;
+	return !hc_is_log(ix) || 1 + order_base_2(ix->ways) + ix->tag_bits +
+		HC_LOG_FIELD_BITS + (pf ? HC_GLEN_BITS : 0) <= 63;
 }
 
 static int hc_do_format(struct hc_format *f)
@@ -1577,8 +1711,10 @@ static int hc_do_format(struct hc_format *f)
 	default:
 		return -EINVAL;
 	}
-	if (f->flags & HC_FORMAT_PREFETCH)
-		return -EOPNOTSUPP;
+	/* groups are read together only from a log */
+	if ((f->flags & HC_FORMAT_PREFETCH) &&
+	    f->policy != HC_POLICY_LOG && f->policy != HC_POLICY_LOGLRU)
+		return -EINVAL;
 	/* parameters of another policy */
 	if ((f->resident_sets && f->policy != HC_POLICY_SETMEMLRU) ||
 	    (f->ram_ways && f->policy != HC_POLICY_LOGLRU) ||
@@ -1589,6 +1725,7 @@ static int hc_do_format(struct hc_format *f)
 	if (!ix)
 		return -ENOMEM;
 	ix->policy = f->policy;
+	ix->flags = f->flags;
 	ix->block_size = f->block_size ?: HC_DEF_BLOCK;
 	ix->ways = f->policy == HC_POLICY_BASIC ? 1 : (f->ways ?: HC_DEF_WAYS);
 	ix->tag_bits = f->tag_bits ?: HC_DEF_TAG_BITS;
@@ -1599,7 +1736,7 @@ static int hc_do_format(struct hc_format *f)
 	    ix->ways > HC_MAX_WAYS || ix->tag_bits > 16)
 		goto out;
 	set_bytes = (u64)ix->ways * ix->block_size;
-	if (set_bytes > HC_MAX_SET_BYTES)
+	if (set_bytes > HC_MAX_SET_BYTES || !hc_flags_ok(ix))
 		goto out;
 	r = hc_open_bdev(ix, f->fd);
 	if (r)
@@ -1687,6 +1824,8 @@ static bool hc_geometry_ok(struct hc_index *ix)
 	if (lru != (ix->resident_sets && ix->resident_sets <= ix->sets && ix->sets < U32_MAX))
 		return false;
 	if (lru_log != (ix->ram_ways && ix->ram_ways < ix->ways))
+		return false;
+	if (!hc_flags_ok(ix))
 		return false;
 	if (!hc_is_log(ix))
 		return ix->sets <= div64_u64(ix->dev_bytes - HC_TABLE_OFFSET, set_bytes);

@@ -34,7 +34,7 @@ enum hc_policy {
 };
 
 /* hc_format.flags */
-#define HC_FORMAT_PREFETCH	(1U << 0)	/* group related objects for one read */
+#define HC_FORMAT_PREFETCH	(1U << 0)	/* LOG*: read a group's records together */
 
 struct hc_hdr {
 	__u32 size;		/* sizeof the whole struct */
@@ -158,6 +158,8 @@ struct hc_stats {
 	__u64 set_loads;	/* SETMEMLRU: sets read in to RAM on demand */
 	__u64 offset_fetches;	/* LOGLRU: log offsets read back from the device */
 	__u64 spill_writes;	/* LOGLRU: spill blocks written (read and rewritten) */
+	__u64 prefetch_reads;	/* PREFETCH: reads of a record and the rest of its group */
+	__u64 prefetch_hits;	/* PREFETCH: records served from the last group read */
 	__u64 reserved[2];
 };
 
