@@ -329,6 +329,16 @@ check "format on the ssc volume" hcctl index format --policy setmem /dev/mapper/
 check "attach on the ssc volume" hcctl index attach /dev/mapper/v
 check "put on the ssc volume" hcctl index put /dev/mapper/v key "on ssc"
 check_eq "get on the ssc volume" "on ssc" "$(hcctl index get /dev/mapper/v key)"
+# several indexes at once: a second one, another policy, on its own device
+check "a second device" null_blk_add 16
+check "a log index on it, attached beside the first" sh -c \
+	"hcctl index format --policy log /dev/nullb3 && hcctl index attach /dev/nullb3"
+check "the same key in the second index" hcctl index put /dev/nullb3 key "on nullb3"
+check_eq "each index has its own object" "on ssc|on nullb3" \
+	"$(hcctl index get /dev/mapper/v key)|$(hcctl index get /dev/nullb3 key)"
+check_eq "two ids" 2 "$( (hcctl --json index info /dev/mapper/v; hcctl --json index info /dev/nullb3) | jq -s 'map(.id) | unique | length')"
+check "detach the second" hcctl index detach /dev/nullb3
+check_eq "the first is still there" "on ssc" "$(hcctl index get /dev/mapper/v key)"
 check_eq "the volume is in use: remove refused" 1 "$(rc hcctl remove v)"
 check "detach" hcctl index detach /dev/mapper/v
 check "flush the volume to the origin" hcctl flush v
