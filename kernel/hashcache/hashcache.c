@@ -731,27 +731,37 @@ static u64 hc_glen_max(struct hc_index *ix)
 /* set the group run of the field of the record at log block @off, if it has one */
 static void hc_set_glen(struct hc_index *ix, const struct hc_slot_disk *s, u64 off, u64 glen)
 {
-	u64 set, tag, f, slot;
+	u64 set, tag, f, slot, loc = ix->gen | off << 4;
 	u32 w, i;
+	int k;
 
 	hc_hash(ix, s->key, le16_to_cpu(s->key_len), &set, &tag);
 	for (w = 0; w < ix->ways; w++) {
 		slot = set * ix->ways + w;
-		f = hc_field(ix, slot);
+		f = hc_bf_get(ix->bits, slot, ix->width);
 		if (!hc_valid(ix, f) || hc_tag(ix, f) != tag)
 			continue;
-		if (!(f & HC_F_SPILLED)) {
+		if (ix->policy == HC_POLICY_LOG) {
 			if (hc_off(ix, f) == off && hc_gen(ix, f) == ix->gen)
-				hc_set_field(ix, slot, f | glen <<
-					     (hc_gen_shift(ix) + HC_LOG_FIELD_BITS));
+				hc_bf_set(ix->bits, slot, ix->width, f | glen <<
+					  (hc_gen_shift(ix) + HC_LOG_FIELD_BITS));
 			continue;
 		}
-		/* LogLRU: pushed out already, still queued (else: no prefetch) */
+		/* LogLRU: in RAM, or pushed out and still queued (else: no prefetch) */
+		k = hc_oent_find(ix, set, w);
+		if (k >= 0) {
+			u64 e = hc_bf_get(ix->obits, set * ix->ram_ways + k, ix->owidth);
+
+			if (((e >> ix->way_bits) & (BIT_ULL(HC_LOG_FIELD_BITS) - 1)) == loc)
+				hc_bf_set(ix->obits, set * ix->ram_ways + k, ix->owidth,
+					  e | glen << (ix->way_bits + HC_LOG_FIELD_BITS));
+			continue;
+		}
 		for (i = 0; i < ix->npend; i++) {
 			u64 v = ix->pend[i].val;
 
-			if (ix->pend[i].slot == slot && (v & 0xffffffff0ULL) >> 4 == off &&
-			    (v & 15) == ix->gen)
+			if (ix->pend[i].slot == slot &&
+			    (v & (BIT_ULL(HC_LOG_FIELD_BITS) - 1)) == loc)
 				ix->pend[i].val = v | glen << HC_LOG_FIELD_BITS;
 		}
 	}
@@ -767,7 +777,6 @@ static void hc_group_runs(struct hc_index *ix)
 	u64 run = 0;
 	u32 i;
 
-	ix->fetch_ok = false;	/* a spilled way stays spilled here */
 	for (i = ix->wcount; i-- > 0; ) {
 		struct hc_slot_disk *s = ix->wbuf + (size_t)i * ix->block_size;
 		struct hc_slot_disk *n = ix->wbuf + (size_t)(i + 1) * ix->block_size;
@@ -1137,15 +1146,19 @@ static int hc_log_get(struct hc_index *ix, const u8 *key, u32 klen, void __user 
 	hc_hash(ix, key, klen, &set, &tag);
 	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
 	o->found = found;
-	if (!r && found && !uval) {
+	/* its log block, read back by hc_find if LogLRU had spilled it */
+	f = found ? hc_field(ix, set * ix->ways + way) : 0;
+	if (!r && found && !uval &&
+	    hc_off(ix, f) >= ix->wbase && hc_off(ix, f) < hc_log_end(ix)) {
 		/* LOOKUP hands out a device offset: the record must be there */
-		f = hc_field(ix, set * ix->ways + way);
-		if (hc_off(ix, f) >= ix->wbase && hc_off(ix, f) < hc_log_end(ix)) {
-			u64 w0 = ix->st.write_ios;
+		u64 w0 = ix->st.write_ios, g;
 
-			r = hc_log_flush(ix);
-			ios += ix->st.write_ios - w0;
-		}
+		r = hc_log_flush(ix);
+		ios += ix->st.write_ios - w0;
+		/* the flush may have given it a group run */
+		g = hc_field(ix, set * ix->ways + way);
+		if (!(g & HC_F_SPILLED))
+			f = g;
 	}
 	ix->st.lookup_ios += ios;
 	if (r)
@@ -1158,7 +1171,6 @@ static int hc_log_get(struct hc_index *ix, const u8 *key, u32 klen, void __user 
 		return 0;
 	}
 	ix->st.hits++;
-	f = hc_field(ix, set * ix->ways + way);
 	s = ix->buf + (size_t)way * ix->block_size;
 	vlen = le64_to_cpu(s->value_len);
 	o->dev_offset = ix->log_off + hc_off(ix, f) * ix->block_size + HC_SLOT_HDR_BYTES;
