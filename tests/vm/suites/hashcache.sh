@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # HashCache through hcctl: format, attach, put/get/lookup/del, stats, detach
-# and re-attach (the index survives), for the Basic, Set and SetMem
-# policies, on a plain null_blk and on an ssc volume; the device I/Os per
-# operation each policy promises (Table 2.3); errors a user gets.
+# and re-attach (the index survives), for every policy, on a plain null_blk
+# and on an ssc volume; the device I/Os per operation each policy promises
+# (Table 2.3); SetMemLRU's and LogLRU's RAM limits, prefetch, log wraps;
+# malformed ioctls; superblock damage; power cuts and corrupted writes
+# through dm-flakey; two indexes at once; errors a user gets.
 # Devices: nullb0 = 16 MiB index device, nullb1 = 32 MiB cache, nullb2 =
-# 64 MiB origin.
+# 64 MiB origin, nullb3 = 16 MiB second index device.
 
 check "modprobe hashcache" modprobe hashcache
 check "/dev/hashcache exists" test -c /dev/hashcache
