@@ -88,6 +88,7 @@ struct hc_index {
 	bool set_loaded;		/* hc_find read the whole set into buf */
 
 	u64 wseq;			/* write counter for slots */
+	u64 torn;			/* slots or records found torn at attach */
 	u64 next_off;			/* where the last I/O ended (for seeks) */
 	void *buf;			/* one set */
 	struct hc_stats st;
@@ -489,6 +490,13 @@ static bool hc_slot_valid(struct hc_index *ix, const struct hc_slot_disk *s)
 		return false;
 	return le32_to_cpu(s->crc) ==
 		hc_crc(s, HC_SLOT_HDR_BYTES + vlen, offsetof(struct hc_slot_disk, crc));
+}
+
+/* A slot of this format whose write a crash cut short: its CRC fails. */
+static bool hc_slot_torn(struct hc_index *ix, const struct hc_slot_disk *s)
+{
+	return le32_to_cpu(s->magic) == HC_SLOT_MAGIC &&
+	       le64_to_cpu(s->format_id) == ix->format_id && !hc_slot_valid(ix, s);
 }
 
 static bool hc_slot_is(struct hc_index *ix, const struct hc_slot_disk *s,
@@ -1253,8 +1261,10 @@ static int hc_log_rebuild(struct hc_index *ix)
 		for (i = 0; i < n && !r; i++) {
 			struct hc_slot_disk *s = buf + i * ix->block_size;
 
-			if (!hc_slot_valid(ix, s))
+			if (!hc_slot_valid(ix, s)) {
+				ix->torn += hc_slot_torn(ix, s);
 				continue;
+			}
 			recs[nr].seq = le64_to_cpu(s->seq);
 			recs[nr].hash = siphash(s->key, le16_to_cpu(s->key_len), &ix->hkey);
 			recs[nr].off = b + i;
@@ -1547,8 +1557,10 @@ static int hc_rebuild(struct hc_index *ix)
 			u64 tset, tag;
 			u32 way = i % ix->ways;
 
-			if (!hc_slot_valid(ix, s))
+			if (!hc_slot_valid(ix, s)) {
+				ix->torn += hc_slot_torn(ix, s);
 				continue;
+			}
 			ix->st.objects++;
 			ix->wseq = max(ix->wseq, le64_to_cpu(s->seq));
 			if (ix->policy != HC_POLICY_SETMEM)
@@ -2172,6 +2184,7 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		s.id = ix->id;
 		if (hc_is_log(ix))
 			s.objects = hc_log_objects(ix);
+		s.torn_records = ix->torn;
 		s.ram_bytes = ix->bits_bytes;
 		s.slots = ix->sets * ix->ways;
 		s.ram_bits_per_object = s.objects ?

@@ -160,6 +160,7 @@ struct hc_stats {
 	__u64 spill_writes;	/* LOGLRU: spill blocks written (read and rewritten) */
 	__u64 prefetch_reads;	/* PREFETCH: reads of a record and the rest of its group */
 	__u64 prefetch_hits;	/* PREFETCH: records served from the last group read */
+	__u64 torn_records;	/* slots or records a crash left torn, found at attach */
 	__u64 reserved[2];
 };
 

@@ -317,6 +317,11 @@ for pol in set setmem log loglru; do
 	# log's one write of 20 records has only its first corrupted
 	check_eq "$pol: the objects whose writes were corrupted are missing" \
 		"$(is_log $pol && echo 19 || echo 0)" $found
+	# attach counts what it found torn: each corrupted slot (set, setmem), the
+	# one corrupted record (log)
+	check "$pol: detach and attach after the corruption" sh -c "hcctl index detach $F && hcctl index attach $F"
+	check_eq "$pol: torn writes counted at attach" "$(is_log $pol && echo 1 || echo 20)" \
+		"$(st $F torn_records)"
 	check "$pol: detach" hcctl index detach $F
 done
 check "remove dm-flakey" dmsetup remove hf
