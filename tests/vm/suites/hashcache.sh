@@ -181,6 +181,11 @@ check "loglru: detach and attach (rebuild, spill region rewritten)" sh -c "hcctl
 set -- $(keys L 3000 | hcctl index mget $DEV | tally L lv-)
 check_eq "loglru: the same objects after the rebuild" "$before 0" "$1 $2"
 check_eq "loglru: objects counts them" "$before" "$(st $DEV objects)"
+# a reboot, as far as the index can tell: the module goes and comes back
+check "loglru: detach, rmmod, modprobe, attach" sh -c \
+	"hcctl index detach $DEV && rmmod hashcache && modprobe hashcache && hcctl index attach $DEV"
+set -- $(keys L 3000 | hcctl index mget $DEV | tally L lv-)
+check_eq "loglru: the same objects after the module came back" "$before 0" "$1 $2"
 check "loglru: del" hcctl index del $DEV L2999
 check "loglru: detach and attach again" sh -c "hcctl index detach $DEV && hcctl index attach $DEV"
 check_eq "loglru: a deleted key stays deleted" 5 "$(rc hcctl index get $DEV L2999)"
