@@ -322,11 +322,15 @@ for pol in set setmem log loglru; do
 	# log's one write of 20 records has only its first corrupted
 	check_eq "$pol: the objects whose writes were corrupted are missing" \
 		"$(is_log $pol && echo 19 || echo 0)" $found
-	# attach counts what it found torn: each corrupted slot (set, setmem), the
-	# one corrupted record (log)
+	# attach counts what it found torn: each corrupted slot (setmem), the one
+	# corrupted record (log); set takes a torn slot for an empty one, so a
+	# later put of the 20 in the same set may have written over it
 	check "$pol: detach and attach after the corruption" sh -c "hcctl index detach $F && hcctl index attach $F"
-	check_eq "$pol: torn writes counted at attach" "$(is_log $pol && echo 1 || echo 20)" \
-		"$(st $F torn_records)"
+	torn=$(st $F torn_records)
+	case $pol in
+	set) check "$pol: torn writes counted at attach (15-20: $torn)" test "$torn" -ge 15 -a "$torn" -le 20 ;;
+	*) check_eq "$pol: torn writes counted at attach" "$(is_log $pol && echo 1 || echo 20)" "$torn" ;;
+	esac
 	check "$pol: detach" hcctl index detach $F
 done
 check "remove dm-flakey" dmsetup remove hf
