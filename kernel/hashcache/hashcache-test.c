@@ -13,15 +13,7 @@
 
 static void hc_test_free(void *p)
 {
-	struct hc_index *ix = p;
-
-	kvfree(ix->bits);
-	kvfree(ix->frame_set);
-	kvfree(ix->htab);
-	kvfree(ix->referenced);
-	kvfree(ix->obits);
-	kvfree(ix->pend);
-	kfree(ix);
+	hc_free(p);
 }
 
 /* an index with the RAM part only: @sets sets of @ways, @tag_bits, policy @pol */
@@ -326,7 +318,8 @@ static void hc_test_group_runs(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, ix->bits);
 	ix->block_size = 4096;
 	ix->wbuf_blocks = 64;
-	ix->wbuf = kunit_kzalloc(test, ix->block_size * ARRAY_SIZE(group), GFP_KERNEL);
+	/* hc_free frees it, with the index */
+	ix->wbuf = kvcalloc(ARRAY_SIZE(group), ix->block_size, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ix->wbuf);
 	ix->log_blocks = 1000;
 	ix->wbase = 40;

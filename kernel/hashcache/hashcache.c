@@ -1582,17 +1582,9 @@ static int hc_rebuild(struct hc_index *ix)
 	return r;
 }
 
-static void hc_release(struct kref *ref)
+/* free @ix and every RAM part it has (hc_alloc_ram's, whichever exist) */
+static void hc_free(struct hc_index *ix)
 {
-	struct hc_index *ix = container_of(ref, struct hc_index, ref);
-
-#ifdef HC_HAVE_BDEV_FILE
-	if (ix->bdev_file)
-		bdev_fput(ix->bdev_file);
-#else
-	if (ix->bdev)
-		blkdev_put(ix->bdev, FMODE_READ | FMODE_WRITE | FMODE_EXCL);
-#endif
 	kvfree(ix->bits);
 	kvfree(ix->frame_set);
 	kvfree(ix->htab);
@@ -1604,6 +1596,20 @@ static void hc_release(struct kref *ref)
 	kvfree(ix->buf);
 	kvfree(ix->wbuf);
 	kfree(ix);
+}
+
+static void hc_release(struct kref *ref)
+{
+	struct hc_index *ix = container_of(ref, struct hc_index, ref);
+
+#ifdef HC_HAVE_BDEV_FILE
+	if (ix->bdev_file)
+		bdev_fput(ix->bdev_file);
+#else
+	if (ix->bdev)
+		blkdev_put(ix->bdev, FMODE_READ | FMODE_WRITE | FMODE_EXCL);
+#endif
+	hc_free(ix);
 }
 
 /* Open the block device behind @fd exclusively, for @ix. */
