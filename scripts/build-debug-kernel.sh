@@ -18,12 +18,15 @@ set -euo pipefail
 frag=$SSC_TOP/scripts/debug-kernel.config
 [ -r "$frag" ] || die "missing $frag"
 
-src=$(linux_src)
+# The debug kernel is also the FlashVM test kernel: Debian's linux-source-6.12 with the
+# swap policy hook series (kernel/flashvm/patches), which changes nothing until a policy
+# module registers, so every other suite on it also checks that claim.
+src=$(flashvm_src)
 # kunit.sh hooks kernel/ssc into this shared tree; a stale link would break Kconfig here
 hook_ssc_into_tree "$src"
-debver=${src##*/linux-source-}
+debver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
 # keyed by the fragment and by this script: a change to either builds anew
-hash=$(cat "$frag" "${BASH_SOURCE[0]}" | sha256sum | cut -c1-12)
+hash=$(cat "$frag" "${BASH_SOURCE[0]}" "$SSC_TOP"/kernel/flashvm/patches/* | sha256sum | cut -c1-12)
 out=$SSC_CACHE/debug-kernel/$debver-$hash
 buildlog=$out/build.log
 mkdir -p "$out"

@@ -30,6 +30,36 @@ linux_src() {
 	echo "$dir"
 }
 
+# flashvm_src: print the path of linux-source-6.12 with the swap policy hook series
+# (kernel/flashvm/patches, in the order of its "series" file) applied. The tree is a
+# hard-linked copy of linux_src's: patch(1) writes each file it changes anew, which breaks
+# that file's link, so the pristine tree is never touched. One tree per series content.
+flashvm_src() {
+	local src pdir hash dir p
+	src=$(linux_src)
+	pdir=$SSC_TOP/kernel/flashvm/patches
+	[ -r "$pdir/series" ] || die "missing $pdir/series"
+	hash=$(cd "$pdir" && xargs cat series <series | sha256sum | cut -c1-12)
+	dir="$SSC_CACHE/src/linux-flashvm-${src##*/linux-source-}-$hash"
+	if [ ! -e "$dir/.patched" ]; then
+		log "flashvm: applying $(wc -l <"$pdir/series") patches to a copy of $src"
+		rm -rf "$dir"
+		cp -al "$src" "$dir"
+		rm -f "$dir/.extracted"
+		while read -r p; do
+			# -F0: the series must apply as it is, without fuzz
+			patch -d "$dir" -p1 -F0 -N -s --no-backup-if-mismatch <"$pdir/$p" >&2 ||
+				die "flashvm: $p does not apply cleanly to ${src##*/}"
+		done <"$pdir/series"
+		# hook_ssc_into_tree appends to these two: give the copy its own files
+		for p in drivers/md/Kconfig drivers/md/Makefile; do
+			cp "$dir/$p" "$dir/$p.new" && mv "$dir/$p.new" "$dir/$p"
+		done
+		touch "$dir/.patched"
+	fi
+	echo "$dir"
+}
+
 # hook_ssc_into_tree SRC: link kernel/ssc and kernel/hashcache into the tree as
 # drivers/md/ssc and drivers/md/hashcache and hook them into drivers/md/{Kconfig,Makefile}.
 # The links are re-pointed every time: the repo may have moved (CI clones it elsewhere),
