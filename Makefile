@@ -7,6 +7,7 @@
 #   make bench         dm-ssc against raw flash, dm-cache and dm-writecache in one VM run
 #   make bench-traces  replay the synthetic traces against dm-ssc, dm-cache, dm-writecache, bcache
 #   make bench-hashcache  every HashCache policy: I/Os per operation, RAM bits, ops/s
+#   make bench-flashvm  stock swap against each flashvm policy on the patched debug kernel
 #   make vm-shell      a shell in the VM with the modules loaded (KFLAVOR=6.12|6.1|debug)
 #   make deps          install what all of the above needs (Debian packages)
 #   make install       install hcctl, its man page and bash completion (PREFIX=/usr/local)
@@ -27,7 +28,14 @@ endif
 
 MODDIRS	:= ssc hashcache
 
-.PHONY: all modules user clean check lint demo vm-shell deps bench bench-traces bench-hashcache install
+# flashvm.ko needs the swap policy hooks of kernel/flashvm/patches, which only a
+# patched kernel has (the debug kernel, or one built by scripts/build-flashvm-kernel.sh)
+ifneq ($(shell grep -s '^CONFIG_SWAP_POLICY_HOOKS=y' $(KDIR)/.config),)
+MODCFG	+= CONFIG_FLASHVM=m
+MODDIRS	+= flashvm
+endif
+
+.PHONY: all modules user clean check lint demo vm-shell deps bench bench-traces bench-hashcache bench-flashvm install
 
 all: modules user
 
@@ -36,7 +44,7 @@ modules:
 	@mkdir -p $(BUILD)
 	@for d in $(MODDIRS); do \
 		rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
-			--exclude='*.mod*' --exclude='Module.symvers' --exclude='modules.order' \
+			--exclude='*.mod*' --exclude='Module.symvers' --exclude='modules.order' --exclude=patches \
 			kernel/$$d/ $(BUILD)/$$d/ || exit 1; \
 		$(MAKE) -C $(KDIR) M=$(BUILD)/$$d $(MODCFG) SSC_UAPI=$(CURDIR)/include/uapi modules || exit 1; \
 	done
@@ -71,6 +79,9 @@ bench:
 
 bench-hashcache:
 	scripts/bench-hashcache.sh
+
+bench-flashvm:
+	scripts/bench-flashvm.sh
 
 vm-shell:
 	scripts/vm.sh --kernel $(or $(KFLAVOR),6.12) --shell

@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flashvm: FlashVM's swap policies for flash devices (Saxena, ch. 3), on
+ * the swap policy hooks of kernel/flashvm/patches.
+ *
+ * - Stride prefetch: swap-in readahead reads on past free slots until it
+ *   has a full window of used ones, then adds up to two slots predicted
+ *   by a constant stride between the last faults.
+ * - Page sampling: reclaim keeps a dirty anonymous folio (one that would
+ *   cost a swap write) with probability p, so that cleaner folios go
+ *   first. p adapts to the rate at which reclaim asks for writes.
+ * - Merged discard: freed swap clusters are held back and discarded as
+ *   one batch of at most discard_batch_mb, or after discard_delay_ms.
+ * - Dummy discard: with little free swap left, a freed cluster is about
+ *   to be written again, and the write invalidates the old flash pages
+ *   as a discard would: its discard is skipped.
+ *
+ * Tunables and counters are in /sys/kernel/flashvm/. Zero pages need no
+ * policy: since 6.12 the swap path skips their I/O (si->zeromap); the
+ * counters swpout_zero and swpin_zero are shown next to ours.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/kobject.h>
+#include <linux/ktime.h>
+#include <linux/minmax.h>
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/swap.h>
+#include <linux/swap_policy.h>
+#include <linux/sysfs.h>
+#include <linux/vmstat.h>
+#include <linux/workqueue.h>
+
+/* p is kept in 1/65536ths */
+#define FVM_P_ONE		65536U
+/* the adaptive p stays within [base / 4, 4 * base] */
+#define FVM_P_SPREAD		4
+#define FVM_DISCARD_MAX_MB	100U
+
+/* --- tunables (/sys/kernel/flashvm/<name>) --- */
+static unsigned int fvm_prefetch = 1;		/* full window past free slots */
+static unsigned int fvm_prefetch_scan = 64;	/* most slots looked at past the window */
+static unsigned int fvm_stride_pages = 2;	/* 0..2 */
+static unsigned int fvm_sampling = 1;
+static unsigned int fvm_sample_inv = 20;	/* base p = 1 / sample_inv */
+static unsigned int fvm_sample_adaptive = 1;
+static unsigned int fvm_sample_batch = 32;	/* n: writes per rate sample */
+static unsigned int fvm_merged_discard = 1;
+static unsigned int fvm_discard_batch_mb = FVM_DISCARD_MAX_MB;
+static unsigned int fvm_discard_delay_ms = 1000;
+static unsigned int fvm_dummy_discard = 1;
+static unsigned int fvm_dummy_free_pct = 10;	/* skip discards below this much free swap */
+
+/* --- counters --- */
+enum fvm_counter {
+	FVM_RA_FAULTS,		/* swap-in misses the policy chose readahead for */
+	FVM_RA_WINDOW,		/* used slots inside the stock window */
+	FVM_RA_EXTENDED,	/* used slots past it, read in place of free ones */
+	FVM_RA_STRIDE,		/* slots predicted by a stride */
+	FVM_DIRTY_CLASSIC,	/* dirty anon folios reclaim asked about */
+	FVM_KEPT_CLASSIC,	/* ... and kept */
+	FVM_DIRTY_LRU_GEN,
+	FVM_KEPT_LRU_GEN,
+	FVM_CLUSTERS_FREED,	/* freed clusters of discard=pages devices */
+	FVM_DISCARD_NOW,	/* left to the stock per-cluster discard */
+	FVM_DISCARD_QUEUED,	/* held back for a batch */
+	FVM_DISCARD_SKIPPED,	/* dummy: no discard */
+	FVM_DISCARD_BATCHES,	/* batches flushed */
+	FVM_NR_COUNTERS
+};
+
+static const char * const fvm_counter_names[FVM_NR_COUNTERS] = {
+	[FVM_RA_FAULTS]		= "ra_faults",
+	[FVM_RA_WINDOW]		= "ra_window_pages",
+	[FVM_RA_EXTENDED]	= "ra_extended_pages",
+	[FVM_RA_STRIDE]		= "ra_stride_pages",
+	[FVM_DIRTY_CLASSIC]	= "dirty_seen_classic",
+	[FVM_KEPT_CLASSIC]	= "dirty_kept_classic",
+	[FVM_DIRTY_LRU_GEN]	= "dirty_seen_lru_gen",
+	[FVM_KEPT_LRU_GEN]	= "dirty_kept_lru_gen",
+	[FVM_CLUSTERS_FREED]	= "clusters_freed",
+	[FVM_DISCARD_NOW]	= "discard_clusters_now",
+	[FVM_DISCARD_QUEUED]	= "discard_clusters_queued",
+	[FVM_DISCARD_SKIPPED]	= "discard_clusters_skipped",
+	[FVM_DISCARD_BATCHES]	= "discard_batches",
+};
+
+static atomic_long_t fvm_counters[FVM_NR_COUNTERS];
+
+static void fvm_count(enum fvm_counter c, long n)
+{
+	atomic_long_add(n, &fvm_counters[c]);
+}
+
+/* --- stride prefetch --- */
+
+/* The last two faulting slots of each swap device */
+static struct {
+	pgoff_t last, prev;
+} fvm_faults[MAX_SWAPFILES];
+static DEFINE_SPINLOCK(fvm_fault_lock);
+
+/* Is @off a slot in use that is worth reading? */
+static bool fvm_slot_used(struct swap_info_struct *si, pgoff_t off)
+{
+	unsigned char c;
+
+	if (!off || off >= si->max)
+		return false;
+	c = READ_ONCE(si->swap_map[off]);
+	return c != SWAP_MAP_BAD && (c & ~SWAP_HAS_CACHE);
+}
+
+static bool fvm_listed(const pgoff_t *offs, unsigned int n, pgoff_t off)
+{
+	while (n--)
+		if (offs[n] == off)
+			return true;
+	return false;
+}
+
+static unsigned int fvm_swapin_readahead(struct swap_info_struct *si,
+					 pgoff_t offset, unsigned long mask,
+					 pgoff_t *offs, unsigned int max)
+{
+	unsigned int want = min_t(unsigned long, mask, max);
+	unsigned int stride = min(READ_ONCE(fvm_stride_pages), 2U);
+	unsigned int scan = READ_ONCE(fvm_prefetch_scan);
+	unsigned int type = si->type, n = 0, i;
+	pgoff_t off, end, last, prev;
+	long d;
+
+	if (!READ_ONCE(fvm_prefetch) && !stride)
+		return 0;
+	if (want + stride > max)
+		want = max - stride;
+
+	spin_lock(&fvm_fault_lock);
+	last = fvm_faults[type].last;
+	prev = fvm_faults[type].prev;
+	fvm_faults[type].prev = last;
+	fvm_faults[type].last = offset;
+	spin_unlock(&fvm_fault_lock);
+
+	/* the stock window's used slots, as the kernel would read them */
+	end = offset | mask;
+	for (off = offset & ~mask; off <= end && n < want; off++)
+		if (off != offset && fvm_slot_used(si, off))
+			offs[n++] = off;
+	fvm_count(FVM_RA_WINDOW, n);
+
+	/* FlashVM: seek over free and bad slots for a full window */
+	if (READ_ONCE(fvm_prefetch)) {
+		i = n;
+		for (off = end + 1; n < want && scan--; off++)
+			if (fvm_slot_used(si, off))
+				offs[n++] = off;
+		fvm_count(FVM_RA_EXTENDED, n - i);
+	} else {
+		/* stride only: keep the stock window as it is */
+		n = 0;
+		for (off = offset & ~mask; off <= end && n < want; off++)
+			if (off != offset && off && off < si->max)
+				offs[n++] = off;
+	}
+
+	/* a stride seen twice in a row predicts the next one or two faults */
+	d = (long)(offset - last);
+	if (stride && last && prev && d == (long)(last - prev) &&
+	    (unsigned long)abs(d) > mask) {
+		for (i = 1; i <= stride; i++) {
+			off = offset + i * d;
+			if (fvm_slot_used(si, off) && !fvm_listed(offs, n, off)) {
+				offs[n++] = off;
+				fvm_count(FVM_RA_STRIDE, 1);
+			}
+		}
+	}
+	fvm_count(FVM_RA_FAULTS, 1);
+	/* n == 0 would mean "stock window": read just the fault then */
+	if (!n)
+		offs[n++] = offset;
+	return n;
+}
+
+/* --- page sampling --- */
+
+static struct {
+	spinlock_t lock;	/* protects the fields below; p is also read without it */
+	unsigned int p;		/* current p, in 1/65536ths */
+	unsigned int writes;	/* writes let through in this sample */
+	u64 start_ns;		/* when this sample began */
+	u64 avg_ns;		/* moving average of the time for n writes */
+} fvm_sample = {
+	.lock = __SPIN_LOCK_UNLOCKED(fvm_sample.lock),
+};
+
+static unsigned int fvm_base_p(void)
+{
+	return FVM_P_ONE / max(READ_ONCE(fvm_sample_inv), 1U);
+}
+
+/*
+ * Reclaim let a dirty folio go to swap: one write more. After every n of
+ * them, compare the time they took (t_n) with its moving average: writes
+ * demanded faster than usual lower p, slower ones raise it, so sampling
+ * skips the most when write-back is the bottleneck.
+ */
+static void fvm_sample_write(void)
+{
+	unsigned int base = fvm_base_p(), n = max(READ_ONCE(fvm_sample_batch), 1U);
+	u64 now, t, p;
+
+	spin_lock(&fvm_sample.lock);
+	if (++fvm_sample.writes >= n) {
+		now = ktime_get_ns();
+		t = now - fvm_sample.start_ns;
+		if (fvm_sample.start_ns) {
+			fvm_sample.avg_ns = fvm_sample.avg_ns ?
+				(fvm_sample.avg_ns * 7 + t) / 8 : t;
+			p = div64_u64((u64)base * t, max(fvm_sample.avg_ns, 1ULL));
+			WRITE_ONCE(fvm_sample.p, clamp_t(u64, p, base / FVM_P_SPREAD,
+							 base * FVM_P_SPREAD));
+		}
+		fvm_sample.start_ns = now;
+		fvm_sample.writes = 0;
+	}
+	spin_unlock(&fvm_sample.lock);
+}
+
+static bool fvm_reclaim_keep_dirty(struct folio *folio, enum swap_policy_lru lru)
+{
+	bool gen = lru == SWAP_POLICY_LRU_GEN;
+	unsigned int p;
+
+	fvm_count(gen ? FVM_DIRTY_LRU_GEN : FVM_DIRTY_CLASSIC, 1);
+	if (!READ_ONCE(fvm_sampling))
+		return false;
+	p = READ_ONCE(fvm_sample_adaptive) ? READ_ONCE(fvm_sample.p) : 0;
+	if (!p)
+		p = fvm_base_p();
+	if (get_random_u32_below(FVM_P_ONE) < p) {
+		fvm_count(gen ? FVM_KEPT_LRU_GEN : FVM_KEPT_CLASSIC, 1);
+		return true;
+	}
+	fvm_sample_write();
+	return false;
+}
+
+/* --- merged and dummy discard --- */
+
+static atomic_long_t fvm_queued_bytes;
+static void fvm_flush_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(fvm_flush_dwork, fvm_flush_fn);
+
+static void fvm_flush_fn(struct work_struct *work)
+{
+	if (atomic_long_xchg(&fvm_queued_bytes, 0)) {
+		fvm_count(FVM_DISCARD_BATCHES, 1);
+		swap_policy_flush_discards();
+	}
+}
+
+/* Called with the swap device's locks held: no sleeping here. */
+static enum swap_discard_verdict fvm_cluster_freed(struct swap_info_struct *si,
+						   pgoff_t start, unsigned long nr)
+{
+	unsigned long batch = (unsigned long)min(READ_ONCE(fvm_discard_batch_mb),
+						 FVM_DISCARD_MAX_MB) << 20;
+	unsigned long free = si->pages - min(si->inuse_pages, si->pages);
+
+	fvm_count(FVM_CLUSTERS_FREED, 1);
+	if (READ_ONCE(fvm_dummy_discard) &&
+	    free * 100 < (unsigned long)si->pages * READ_ONCE(fvm_dummy_free_pct)) {
+		fvm_count(FVM_DISCARD_SKIPPED, 1);
+		return SWAP_DISCARD_SKIP;
+	}
+	if (!READ_ONCE(fvm_merged_discard) || !batch) {
+		fvm_count(FVM_DISCARD_NOW, 1);
+		return SWAP_DISCARD_NOW;
+	}
+	fvm_count(FVM_DISCARD_QUEUED, 1);
+	if (atomic_long_add_return(nr << PAGE_SHIFT, &fvm_queued_bytes) >= batch)
+		mod_delayed_work(system_wq, &fvm_flush_dwork, 0);
+	else if (!delayed_work_pending(&fvm_flush_dwork))
+		queue_delayed_work(system_wq, &fvm_flush_dwork,
+				   msecs_to_jiffies(READ_ONCE(fvm_discard_delay_ms)));
+	return SWAP_DISCARD_QUEUE;
+}
+
+static const struct swap_policy_ops fvm_ops = {
+	.owner			= THIS_MODULE,
+	.swapin_readahead	= fvm_swapin_readahead,
+	.reclaim_keep_dirty	= fvm_reclaim_keep_dirty,
+	.cluster_freed		= fvm_cluster_freed,
+};
+
+/* --- sysfs --- */
+
+struct fvm_tunable {
+	struct kobj_attribute attr;
+	unsigned int *val;
+	unsigned int min, max;
+};
+
+static ssize_t fvm_tunable_show(struct kobject *kobj, struct kobj_attribute *attr,
+				char *buf)
+{
+	struct fvm_tunable *t = container_of(attr, struct fvm_tunable, attr);
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*t->val));
+}
+
+static ssize_t fvm_tunable_store(struct kobject *kobj, struct kobj_attribute *attr,
+				 const char *buf, size_t count)
+{
+	struct fvm_tunable *t = container_of(attr, struct fvm_tunable, attr);
+	unsigned int v;
+	int ret;
+
+	ret = kstrtouint(buf, 0, &v);
+	if (ret)
+		return ret;
+	if (v < t->min || v > t->max)
+		return -EINVAL;
+	WRITE_ONCE(*t->val, v);
+	return count;
+}
+
+#define FVM_TUNABLE(_name, _var, _min, _max)				\
+	static struct fvm_tunable fvm_t_##_name = {			\
+		.attr = __ATTR(_name, 0644, fvm_tunable_show,		\
+			       fvm_tunable_store),			\
+		.val = &(_var), .min = (_min), .max = (_max),		\
+	}
+
+FVM_TUNABLE(prefetch, fvm_prefetch, 0, 1);
+FVM_TUNABLE(prefetch_scan, fvm_prefetch_scan, 0, 4096);
+FVM_TUNABLE(stride_pages, fvm_stride_pages, 0, 2);
+FVM_TUNABLE(sampling, fvm_sampling, 0, 1);
+FVM_TUNABLE(sample_inv, fvm_sample_inv, 2, 65536);
+FVM_TUNABLE(sample_adaptive, fvm_sample_adaptive, 0, 1);
+FVM_TUNABLE(sample_batch, fvm_sample_batch, 1, 4096);
+FVM_TUNABLE(merged_discard, fvm_merged_discard, 0, 1);
+FVM_TUNABLE(discard_batch_mb, fvm_discard_batch_mb, 1, FVM_DISCARD_MAX_MB);
+FVM_TUNABLE(discard_delay_ms, fvm_discard_delay_ms, 1, 60000);
+FVM_TUNABLE(dummy_discard, fvm_dummy_discard, 0, 1);
+FVM_TUNABLE(dummy_free_pct, fvm_dummy_free_pct, 0, 100);
+
+/* One "name value" line per counter, then the sampler's p and zero-page events */
+static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	unsigned long *ev;
+	int i, len = 0;
+
+	for (i = 0; i < FVM_NR_COUNTERS; i++)
+		len += sysfs_emit_at(buf, len, "%s %ld\n", fvm_counter_names[i],
+				     atomic_long_read(&fvm_counters[i]));
+	len += sysfs_emit_at(buf, len, "sample_p_per_65536 %u\n",
+			     READ_ONCE(fvm_sample.p) ?: fvm_base_p());
+	len += sysfs_emit_at(buf, len, "discard_queued_bytes %ld\n",
+			     atomic_long_read(&fvm_queued_bytes));
+	ev = kcalloc(NR_VM_EVENT_ITEMS, sizeof(*ev), GFP_KERNEL);
+	if (ev) {
+		all_vm_events(ev);
+		len += sysfs_emit_at(buf, len, "swpout_zero %lu\nswpin_zero %lu\n",
+				     ev[SWPOUT_ZERO], ev[SWPIN_ZERO]);
+		kfree(ev);
+	}
+	return len;
+}
+
+/* Writing 0 zeroes the counters; nothing else is accepted */
+static ssize_t stats_store(struct kobject *kobj, struct kobj_attribute *attr,
+			   const char *buf, size_t count)
+{
+	unsigned int v;
+	int i;
+
+	if (kstrtouint(buf, 0, &v) || v)
+		return -EINVAL;
+	for (i = 0; i < FVM_NR_COUNTERS; i++)
+		atomic_long_set(&fvm_counters[i], 0);
+	return count;
+}
+
+static struct kobj_attribute fvm_stats_attr = __ATTR_RW_MODE(stats, 0644);
+
+static struct attribute *fvm_attrs[] = {
+	&fvm_t_prefetch.attr.attr,
+	&fvm_t_prefetch_scan.attr.attr,
+	&fvm_t_stride_pages.attr.attr,
+	&fvm_t_sampling.attr.attr,
+	&fvm_t_sample_inv.attr.attr,
+	&fvm_t_sample_adaptive.attr.attr,
+	&fvm_t_sample_batch.attr.attr,
+	&fvm_t_merged_discard.attr.attr,
+	&fvm_t_discard_batch_mb.attr.attr,
+	&fvm_t_discard_delay_ms.attr.attr,
+	&fvm_t_dummy_discard.attr.attr,
+	&fvm_t_dummy_free_pct.attr.attr,
+	&fvm_stats_attr.attr,
+	NULL,
+};
+
+static const struct attribute_group fvm_group = {
+	.attrs = fvm_attrs,
+};
+
+static struct kobject *fvm_kobj;
+
+static int __init flashvm_init(void)
+{
+	int ret;
+
+	fvm_kobj = kobject_create_and_add("flashvm", kernel_kobj);
+	if (!fvm_kobj)
+		return -ENOMEM;
+	ret = sysfs_create_group(fvm_kobj, &fvm_group);
+	if (ret)
+		goto put;
+	ret = swap_policy_register(&fvm_ops);
+	if (ret) {
+		pr_err("another swap policy is registered\n");
+		goto put;
+	}
+	return 0;
+put:
+	kobject_put(fvm_kobj);
+	return ret;
+}
+
+static void __exit flashvm_exit(void)
+{
+	/* no hook runs after this, and held-back discards are sent */
+	swap_policy_unregister(&fvm_ops);
+	cancel_delayed_work_sync(&fvm_flush_dwork);
+	kobject_put(fvm_kobj);
+}
+
+module_init(flashvm_init);
+module_exit(flashvm_exit);
+
+MODULE_DESCRIPTION("FlashVM swap policies: stride prefetch, page sampling, merged and dummy discard");
+MODULE_LICENSE("GPL");
