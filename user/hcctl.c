@@ -1271,11 +1271,15 @@ static void usage(FILE *f)
 "        mput|mget DEVICE          (standard input: KEY VALUE / KEY lines)\n"
 "        bench DEVICE [--objects N] [--lookups N] [--hit-rate PCT] [--value-size N]\n"
 "                     [--seed N] [--group N]   inserts, then lookups; ops/s and I/Os per op\n"
+"  swap status                  swap devices, swap counters, flashvm's tunables and counters\n"
+"  swap tune [NAME=VALUE]...    physical swap readahead and the none scheduler for\n"
+"                               flashvm, then set its tunables (flashvm.ko loaded)\n"
 "\n"
 "RANGE is BLOCK, FIRST-LAST or FIRST+COUNT, in cache blocks. SIZE takes K, M, G.\n"
 "MODE: writethrough (default), writeback, writearound, passthrough.\n"
 "Exit status: 0 ok, 1 refused or failed, 2 usage, 3 no such ssc volume or\n"
-"index, 4 monitor timed out before --count events, 5 no such key, 130 interrupted.\n");
+"index or flashvm not loaded, 4 monitor timed out before --count events,\n"
+"5 no such key, 130 interrupted.\n");
 }
 
 int main(int argc, char **argv)
@@ -1321,6 +1325,8 @@ int main(int argc, char **argv)
 		return cmd_monitor(argc + 1, argv - 1);
 	if (!strcmp(cmd, "index"))
 		return cmd_index(argc, argv);
+	if (!strcmp(cmd, "swap"))
+		return cmd_swap(argc, argv);
 	if (!strcmp(cmd, "help")) {
 		usage(stdout);
 		return EX_OK;

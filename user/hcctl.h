@@ -24,5 +24,6 @@ void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int parse_u64(const char *p, uint64_t *v);
 int parse_bytes(const char *p, uint64_t *v);
 int cmd_index(int argc, char **argv);
+int cmd_swap(int argc, char **argv);
 
 #endif
