@@ -7,8 +7,9 @@
 #   user      host tests of the user tools: hcctl builds, trace tools (scripts/user-tests.sh)
 #   vm-6.12   VM suites on Debian's 6.12 LTS kernel
 #   vm-6.1    VM suites on Debian 12's 6.1 kernel
-#   vm-debug  VM suites + in-kernel KUnit on a KASAN + lockdep kernel built from
-#             linux-source-6.12 (cached; ~10 min to build on a fresh machine)
+#   vm-debug  VM suites + in-kernel KUnit + the flashvm suite on a KASAN + lockdep
+#             kernel built from linux-source-6.12 with the FlashVM swap policy
+#             hooks (cached; ~8 min to build on a fresh machine, in the lint stage)
 #   harness   the harness's own guarantees: a failing check, a WARN and an oops
 #             each fail a VM run
 # CHECK_STAGES="lint kunit" limits the run. Each stage's full output is in
@@ -96,9 +97,10 @@ for stage in $STAGES; do
 		run_stage "$stage" "$SSC_TOP/scripts/vm.sh" --kernel "${stage#vm-}" --timeout 2400 \
 			--suites "$VM_SUITES" ;;
 	vm-debug)
-		# KASAN + lockdep under TCG is ~4x slower: more time, same suites, plus KUnit
+		# KASAN + lockdep under TCG is ~4x slower: more time, same suites, plus KUnit;
+		# only this kernel has the swap policy hooks flashvm.ko needs
 		run_stage "$stage" "$SSC_TOP/scripts/vm.sh" --kernel debug --timeout 2700 \
-			--suites "kunit,$VM_SUITES" ;;
+			--suites "kunit,$VM_SUITES,flashvm" ;;
 	harness) run_stage harness harness_selftest ;;
 	*)	echo "not ok - unknown stage $stage"; count 0 1 ;;
 	esac

@@ -9,6 +9,8 @@ PKGS=(
 	qemu-system-x86 busybox-static kmod dmsetup cpio xz-utils zstd
 	# test and trace tools (fio/blktrace are also rebuilt statically for the guest)
 	fio blktrace libaio-dev jq
+	# memory pressure with verified data for the flashvm suite (goes into the guest)
+	stress-ng
 	# peers of make bench-traces (make-bcache goes into the guest) and its plot
 	bcache-tools gnuplot-nox
 	# user tools

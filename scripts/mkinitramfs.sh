@@ -4,7 +4,7 @@
 # Usage: mkinitramfs.sh OUT KVER MODROOT KO...
 #   MODROOT  root holding lib/modules/KVER of the guest kernel (in-tree modules)
 #   KO       our out-of-tree modules, installed under lib/modules/KVER/extra
-# Contents: busybox, dmsetup, hcctl, jq, fio (static), tests/tools (static), blktrace, a few util-linux/coreutils
+# Contents: busybox, dmsetup, hcctl, jq, fio (static), tests/tools (static), blktrace, stress-ng, a few util-linux/coreutils
 # tools, the kernel's dm/null_blk/loop/virtio modules, tests/vm as /ssc.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -15,7 +15,7 @@ shift 3
 # In-tree modules the suites use. Missing ones (Debian has no dm-dust) are skipped.
 MODULES="dm-mod dm-linear dm-flakey dm-delay dm-log-writes dm-dust dm-cache dm-cache-smq
 	dm-writecache bcache null_blk brd loop virtio_blk virtio_pci crc32c_generic"
-BINS="dmsetup blktrace blkparse dd blkdiscard blockdev cmp jq make-bcache"
+BINS="dmsetup blktrace blkparse dd blkdiscard blockdev cmp jq make-bcache stress-ng"
 
 st=$(mktemp -d "$SSC_OUT/initramfs.XXXXXX")
 trap 'rm -rf "$st"' EXIT

@@ -1,0 +1,226 @@
+# SPDX-License-Identifier: GPL-2.0
+# FlashVM on the patched (debug) kernel: a process swaps hard inside a memory
+# cgroup (24 MiB of pages, 8 MiB allowed) onto a null_blk swap device with
+# discard=pages, in sequential, strided and random order with every page
+# verified, first with the stock policy, then with flashvm.ko's stride
+# prefetch, page sampling (on the classic LRU and on MGLRU), merged and dummy
+# discard; stress-ng --vm --verify with and without the module; zero pages;
+# the module unloaded and reloaded under load; queued discards at swapoff.
+# Devices: nullb0 = 128 MiB swap device (discard, no write cache).
+
+CG=/sys/fs/cgroup/fvm
+SYS=/sys/kernel/flashvm
+MB=24
+LIMIT=8M
+
+vmev() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+fvm() { awk -v k="$1" '$1 == k { print $2 }' $SYS/stats; }
+# discard requests and sectors the swap device completed (fields 12 and 14)
+dios() { awk '{ print $12 }' /sys/block/nullb0/stat; }
+dsec() { awk '{ print $14 }' /sys/block/nullb0/stat; }
+incg() { sh -c 'echo $$ > '$CG'/cgroup.procs && exec "$@"' sh "$@"; }
+set_t() { echo "$2" > "$SYS/$1"; }
+gt() { [ "$1" -gt "$2" ] 2>/dev/null; }
+# settle: discards are sent from a worker, after the process has gone
+settle() { sleep "${1:-1}"; }
+
+# run NAME SWAPSTRESS-ARGS...: one verified run in the cgroup; sets MAJ, PIN, POUT
+run() {
+	name=$1
+	shift
+	pin0=$(vmev pswpin) pout0=$(vmev pswpout)
+	out=$(incg swapstress -m $MB "$@" 2>&1)
+	rc=$?
+	PIN=$(($(vmev pswpin) - pin0))
+	POUT=$(($(vmev pswpout) - pout0))
+	MAJ=$(echo "$out" | sed -n 's/.*majflt=\([0-9]*\).*/\1/p')
+	diag "$name: $out pswpin=$PIN pswpout=$POUT"
+	check_eq "$name: every page read back right" 0 "$rc"
+	check "$name: it swapped (pages in and out)" gt "$PIN" 0
+}
+
+# --- setup --------------------------------------------------------------------
+check "swap policy hooks in this kernel" sh -c "grep -q swap_policy_register /proc/kallsyms"
+mkdir -p /sys/fs/cgroup
+grep -q cgroup2 /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup
+check "memory controller for children" sh -c "echo +memory > /sys/fs/cgroup/cgroup.subtree_control"
+mkdir -p $CG
+check "cgroup memory.max $LIMIT" sh -c "echo $LIMIT > $CG/memory.max"
+check "null_blk swap device" null_blk_add 128 4096 1 0
+check "mkswap" mkswap /dev/nullb0
+check "swapon with discard=pages" swapon -dpages /dev/nullb0
+check "the swap device is in use" grep -q nullb0 /proc/swaps
+# the cluster readahead carries the hook; the VMA one is what nonrotational devices use
+check "physical swap readahead" sh -c "echo false > /sys/kernel/mm/swap/vma_ra_enabled"
+echo y > /sys/kernel/mm/lru_gen/enabled
+
+# --- stock: no policy module ----------------------------------------------------
+diag "at $(cut -d" " -f1 /proc/uptime)s: stock"
+d0=$(dios) s0=$(dsec)
+run "stock seq" -o seq -n 1
+settle
+STOCK_DIOS=$(($(dios) - d0)) STOCK_DSEC=$(($(dsec) - s0))
+diag "stock: $STOCK_DIOS discard requests, $STOCK_DSEC sectors"
+check "stock: freed clusters are discarded" gt "$STOCK_DIOS" 0
+run "stock stride" -o stride -s 16 -n 1
+STOCK_STRIDE_MAJ=$MAJ
+run "stock random" -o random -n 1
+z0=$(vmev swpout_zero) zi0=$(vmev swpin_zero)
+run "stock, half zero pages" -o seq -n 1 -z 50
+ZOUT=$(($(vmev swpout_zero) - z0)) ZIN=$(($(vmev swpin_zero) - zi0))
+diag "zero pages: $ZOUT swapped out without I/O, $ZIN swapped in"
+check "zero pages go out without I/O (swpout_zero)" gt "$ZOUT" 0
+check "zero pages come back as zeros (swpin_zero)" gt "$ZIN" 0
+check "hcctl swap status without the module" sh -c "hcctl swap status | grep -q '^flashvm: not loaded'"
+check_eq "hcctl swap tune without the module: exit 3" 3 "$(hcctl swap tune > /dev/null 2>&1; echo $?)"
+check "stress-ng --vm --verify, stock" incg stress-ng --vm 1 --vm-bytes ${MB}M --vm-keep \
+	--verify --timeout 6s --quiet
+
+# --- the module -----------------------------------------------------------------
+diag "at $(cut -d" " -f1 /proc/uptime)s: module"
+check "modprobe flashvm" modprobe flashvm
+check "sysfs directory" test -d $SYS
+check_eq "stride_pages default" 2 "$(cat $SYS/stride_pages)"
+check_eq "sample_inv default (the thesis's 1/20)" 20 "$(cat $SYS/sample_inv)"
+check_eq "discard_batch_mb default" 100 "$(cat $SYS/discard_batch_mb)"
+check_fails "stride_pages 3 is refused" set_t stride_pages 3
+check_fails "sample_inv 0 is refused" set_t sample_inv 0
+check_fails "discard_batch_mb 101 is refused" set_t discard_batch_mb 101
+check_fails "a word is refused" set_t prefetch yes
+check_fails "stats takes only 0" set_t stats 5
+check_eq "refused writes changed nothing" "2 20 100 1" \
+	"$(cat $SYS/stride_pages $SYS/sample_inv $SYS/discard_batch_mb $SYS/prefetch | tr '\n' ' ' | sed 's/ $//')"
+check "zero-page counters are shown" sh -c "grep -q '^swpout_zero [0-9]' $SYS/stats"
+check_fails "loading it twice is refused" sh -c "insmod /lib/modules/\$(uname -r)/extra/flashvm.ko"
+
+# --- hcctl swap ------------------------------------------------------------------
+rc() { "$@" > /dev/null 2>&1; echo $?; }
+echo true > /sys/kernel/mm/swap/vma_ra_enabled
+check "hcctl swap tune" hcctl swap tune stride_pages=1 sample_inv=25
+check_eq "tune set the tunables" "1 25" "$(cat $SYS/stride_pages $SYS/sample_inv | tr '\n' ' ' | sed 's/ $//')"
+check_eq "tune chose physical readahead" false "$(cat /sys/kernel/mm/swap/vma_ra_enabled)"
+check_eq "tune chose the none scheduler" "[none]" "$(grep -o '\[none\]' /sys/block/nullb0/queue/scheduler)"
+check_eq "tune: an out-of-range value: exit 2" 2 "$(rc hcctl swap tune stride_pages=9)"
+check_eq "tune: no such tunable: exit 2" 2 "$(rc hcctl swap tune frob=1)"
+check_eq "tune: not NAME=VALUE: exit 2" 2 "$(rc hcctl swap tune stride_pages)"
+check_eq "a refused tune changed nothing" 1 "$(cat $SYS/stride_pages)"
+check "hcctl swap status names the module" sh -c "hcctl swap status | grep -q '^flashvm: loaded'"
+check_eq "status --json: tunables and the swap device" "1 25 /dev/nullb0 true" \
+	"$(hcctl --json swap status | jq -r '[.flashvm.stride_pages, .flashvm.sample_inv, .swaps[0].path, .swaps[0].discard] | join(" ")')"
+check_eq "status --json: counters agree with sysfs" "$(fvm clusters_freed)" \
+	"$(hcctl --json swap status | jq -r .flashvm.clusters_freed)"
+set_t stride_pages 2
+set_t sample_inv 20
+
+# --- stride prefetch ------------------------------------------------------------
+diag "at $(cut -d" " -f1 /proc/uptime)s: prefetch"
+set_t sampling 0
+set_t merged_discard 0
+set_t dummy_discard 0
+set_t stats 0
+d0=$(dios) s0=$(dsec)
+run "stride prefetch, stride 16" -o stride -s 16 -n 1
+settle
+# merged and dummy discard are off: each freed cluster was left to the stock discard
+now=$(fvm discard_clusters_now)
+check "stock discards pass through the hook" gt "$now" 0
+CSEC=$(( ($(dsec) - s0) / (now + (now == 0)) ))
+diag "$now clusters left to the discard worker: $(($(dios) - d0)) requests, $CSEC sectors a cluster"
+diag "stride: $MAJ major faults with flashvm, $STOCK_STRIDE_MAJ stock; $(fvm ra_stride_pages) stride pages"
+check "stride pages were predicted" gt "$(fvm ra_stride_pages)" 0
+check "fewer major faults than stock on a stride" gt "$STOCK_STRIDE_MAJ" "$MAJ"
+set_t stats 0
+run "full window past holes" -o seq -n 1 -H 40
+diag "holes: $(fvm ra_window_pages) window pages, $(fvm ra_extended_pages) read past free slots"
+check "readahead read past free slots" gt "$(fvm ra_extended_pages)" 0
+set_t prefetch 0
+set_t stride_pages 0
+set_t stats 0
+run "prefetch off" -o stride -s 16 -n 1
+check_eq "prefetch off: the hook leaves readahead alone" "0 0" "$(fvm ra_faults) $(fvm ra_stride_pages)"
+set_t prefetch 1
+set_t stride_pages 2
+
+# --- page sampling, on both LRUs ------------------------------------------------
+diag "at $(cut -d" " -f1 /proc/uptime)s: sampling"
+set_t sampling 1
+for lru in classic lru_gen; do
+	if [ $lru = classic ]; then other=lru_gen; echo n > /sys/kernel/mm/lru_gen/enabled
+	else other=classic; echo y > /sys/kernel/mm/lru_gen/enabled; fi
+	diag "lru_gen/enabled: $(cat /sys/kernel/mm/lru_gen/enabled)"
+	set_t stats 0
+	run "sampling, $lru" -o random -n 1 -w 100
+	seen=$(fvm dirty_seen_$lru) kept=$(fvm dirty_kept_$lru)
+	diag "$lru: $kept of $seen dirty folios kept, p now $(fvm sample_p_per_65536)/65536"
+	check "$lru: reclaim asked about dirty folios" gt "$seen" 100
+	check "$lru: some were kept" gt "$kept" 0
+	# p stays within [1/80, 1/5]: between 0.5 % and 30 % kept, with room for chance
+	check "$lru: kept share is p's ($kept of $seen)" \
+		sh -c "[ $((kept * 1000)) -ge $((seen * 5)) ] && [ $((kept * 1000)) -le $((seen * 300)) ]"
+	check_eq "$lru: the other path was not used" 0 "$(fvm dirty_seen_$other)"
+done
+set_t sampling 0
+set_t stats 0
+run "sampling off" -o random -n 1 -w 100
+check_eq "sampling off: nothing kept" "0 0" "$(fvm dirty_kept_classic) $(fvm dirty_kept_lru_gen)"
+check "sampling off: still asked" gt "$(fvm dirty_seen_lru_gen)" 0
+
+# --- merged and dummy discard ---------------------------------------------------
+diag "at $(cut -d" " -f1 /proc/uptime)s: discard"
+set_t merged_discard 1
+set_t discard_delay_ms 200
+set_t stats 0
+d0=$(dios) s0=$(dsec)
+run "merged discard" -o seq -n 1
+settle 2
+q=$(fvm discard_clusters_queued) b=$(fvm discard_batches)
+MD=$(($(dios) - d0)) MS=$(($(dsec) - s0))
+diag "merged: $q clusters queued, $b batches, $MD discard requests, $MS sectors (stock: $STOCK_DIOS requests, $STOCK_DSEC sectors)"
+check "clusters were queued" gt "$q" 0
+check "and sent in batches" gt "$b" 0
+check "fewer discard requests than clusters" gt "$q" "$MD"
+check_eq "nothing left queued" 0 "$(fvm discard_queued_bytes)"
+check_eq "every queued cluster was discarded in full" "$((q * CSEC))" "$MS"
+set_t dummy_discard 1
+set_t dummy_free_pct 100
+set_t stats 0
+d0=$(dios)
+run "dummy discard" -o seq -n 1
+settle
+check "dummy: discards skipped" gt "$(fvm discard_clusters_skipped)" 0
+check_eq "dummy: no discard reached the device" 0 "$(($(dios) - d0))"
+set_t dummy_discard 0
+
+# --- verified load with every policy; unload and reload under load ------------
+diag "at $(cut -d" " -f1 /proc/uptime)s: under load"
+set_t sampling 1
+check "stress-ng --vm --verify, every policy" incg stress-ng --vm 1 --vm-bytes ${MB}M --vm-keep \
+	--verify --timeout 6s --quiet
+incg swapstress -m $MB -o random -n 3 -w 100 > /tmp/fvm-bg 2>&1 &
+bg=$!
+sleep 2
+check "rmmod flashvm under load" rmmod flashvm
+check "modprobe flashvm under load" modprobe flashvm
+sleep 1
+check "rmmod flashvm under load, again" rmmod flashvm
+wait $bg
+rc=$?
+diag "background run: $(cat /tmp/fvm-bg)"
+check_eq "the run under load read every page back right" 0 "$rc"
+
+# --- discards held back are sent at swapoff ---------------------------------------
+check "modprobe flashvm" modprobe flashvm
+set_t sampling 0
+set_t discard_delay_ms 60000
+d0=$(dios)
+run "held discards" -o seq -n 1
+settle
+check "discards are held back" gt "$(fvm discard_queued_bytes)" 0
+check "swapoff" swapoff /dev/nullb0
+check "swapoff sent them" gt "$(($(dios) - d0))" 0
+check "rmmod flashvm" rmmod flashvm
+
+echo true > /sys/kernel/mm/swap/vma_ra_enabled
+echo y > /sys/kernel/mm/lru_gen/enabled
+rmdir $CG
+check "null_blk teardown" null_blk_teardown
