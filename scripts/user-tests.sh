@@ -35,6 +35,13 @@ t "bash completion: monitor options" test "$(complete_words hcctl monitor --cou)
 t "bash completion: index subcommands" test "$(complete_words hcctl index loo)" = lookup
 t "bash completion: index policies" test "$(complete_words hcctl index format --policy setmeml)" = setmemlru
 t "bash completion: index batch subcommands" test "$(complete_words hcctl index mg)" = mget
+t "bash completion: swap subcommands" test "$(complete_words hcctl swap tu)" = tune
+t "bash completion: swap tunables" test "$(complete_words hcctl swap tune stri)" = stride_pages=
+t "hcctl swap tune: an unknown tunable is a usage error" bash -c \
+	'"$0/user/hcctl" swap tune frob=1 2>&1 | grep -q "no tunable .frob."; [ "${PIPESTATUS[0]}" -eq 2 ]' "$SSC_TOP"
+t "build-flashvm-kernel.sh --config-only: Debian's config with the hooks" bash -c \
+	'c=$("$0/scripts/build-flashvm-kernel.sh" --config-only --out "$1/fvk") && grep -qx CONFIG_SWAP_POLICY_HOOKS=y "$c"' \
+	"$SSC_TOP" "$SSC_CACHE"
 t "make install puts hcctl, man page, completion in place" bash -c \
 	'd=$(mktemp -d) && make -s -C "$0/user" install DESTDIR="$d" PREFIX=/usr &&
 	 test -x "$d/usr/sbin/hcctl" && test -f "$d/usr/share/man/man8/hcctl.8" &&
