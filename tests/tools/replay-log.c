@@ -11,9 +11,11 @@
  *
  *   replay-log list LOG
  *	one line per entry: index, flags, sector, nr_sectors, mark name
- *   replay-log sweep [-e N] [-m MAX_FAIL] [-p PREFIX] LOG DEV COPY CMD
+ *   replay-log sweep [-e N [-o K]] [-m MAX_FAIL] [-p PREFIX] LOG DEV COPY CMD
  *	replay the entries onto DEV in order; after every entry that carries
- *	FLUSH or FUA (every N-th such entry with -e), copy DEV to COPY and run
+ *	FLUSH or FUA (with -e N, those whose count from 1 is K modulo N: -o 0,
+ *	the default, takes the N-th, 2N-th ...; the union over K = 0..N-1 is
+ *	every such entry), copy DEV to COPY and run
  *	the shell command CMD with REPLAY_ENTRY (index), REPLAY_MARK (last mark
  *	seen, "" if none; with -p only marks starting with PREFIX count, and
  *	PREFIX is stripped) and REPLAY_POINT (crash point number) in the
@@ -200,17 +202,20 @@ static int run_check(const char *cmd, uint64_t entry, const char *mark,
 
 static int cmd_sweep(int argc, char **argv)
 {
-	unsigned long every = 1, max_fail = 1, points = 0, failed = 0, durable = 0;
+	unsigned long every = 1, offset = 0, max_fail = 1, points = 0, failed = 0, durable = 0;
 	struct lw_entry e;
 	char name[4096], mark[4096] = "";
 	const char *prefix = "";
 	uint64_t i;
 	int opt, dev, copy;
 
-	while ((opt = getopt(argc, argv, "e:m:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "e:o:m:p:")) != -1) {
 		switch (opt) {
 		case 'e':
 			every = strtoul(optarg, NULL, 0);
+			break;
+		case 'o':
+			offset = strtoul(optarg, NULL, 0);
 			break;
 		case 'm':
 			max_fail = strtoul(optarg, NULL, 0);
@@ -222,8 +227,8 @@ static int cmd_sweep(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (argc - optind != 4 || !every)
-		die("%s", "usage: replay-log sweep [-e N] [-m MAX_FAIL] [-p PREFIX] LOG DEV COPY CMD");
+	if (argc - optind != 4 || !every || offset >= every)
+		die("%s", "usage: replay-log sweep [-e N [-o K]] [-m MAX_FAIL] [-p PREFIX] LOG DEV COPY CMD (K < N)");
 	open_log(argv[optind]);
 	dev = open(argv[optind + 1], O_RDWR | O_DIRECT);
 	copy = open(argv[optind + 2], O_RDWR | O_DIRECT);
@@ -238,7 +243,7 @@ static int cmd_sweep(int argc, char **argv)
 			strcpy(mark, name + strlen(prefix));
 		if (e.flags & (F_FLUSH | F_FUA))
 			durable++;
-		if (!last && !((e.flags & (F_FLUSH | F_FUA)) && durable % every == 0))
+		if (!last && !((e.flags & (F_FLUSH | F_FUA)) && durable % every == offset))
 			continue;
 		if (fdatasync(dev))
 			die("%s", "sync of the replay device failed");
