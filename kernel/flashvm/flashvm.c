@@ -127,7 +127,7 @@ static unsigned int fvm_swapin_readahead(struct swap_info_struct *si,
 					 pgoff_t offset, unsigned long mask,
 					 pgoff_t *offs, unsigned int max)
 {
-	unsigned int want = min_t(unsigned long, mask, max);
+	unsigned int want = min_t(unsigned long, mask + 1, max);
 	unsigned int stride = min(READ_ONCE(fvm_stride_pages), 2U);
 	unsigned int scan = READ_ONCE(fvm_prefetch_scan);
 	unsigned int type = si->type, n = 0, i;
@@ -146,12 +146,16 @@ static unsigned int fvm_swapin_readahead(struct swap_info_struct *si,
 	fvm_faults[type].last = offset;
 	spin_unlock(&fvm_fault_lock);
 
-	/* the stock window's used slots, as the kernel would read them */
+	/*
+	 * The list is in device order with the faulting slot in its place, so
+	 * that the kernel's plugged reads of neighbours merge into one request.
+	 * First the stock window's used slots, as the kernel would read them.
+	 */
 	end = offset | mask;
 	for (off = offset & ~mask; off <= end && n < want; off++)
-		if (off != offset && fvm_slot_used(si, off))
+		if (off == offset || fvm_slot_used(si, off))
 			offs[n++] = off;
-	fvm_count(FVM_RA_WINDOW, n);
+	fvm_count(FVM_RA_WINDOW, n - 1);
 
 	/* FlashVM: seek over free and bad slots for a full window */
 	if (READ_ONCE(fvm_prefetch)) {
@@ -164,7 +168,7 @@ static unsigned int fvm_swapin_readahead(struct swap_info_struct *si,
 		/* stride only: keep the stock window as it is */
 		n = 0;
 		for (off = offset & ~mask; off <= end && n < want; off++)
-			if (off != offset && off && off < si->max)
+			if (off && off < si->max)
 				offs[n++] = off;
 	}
 
@@ -181,9 +185,6 @@ static unsigned int fvm_swapin_readahead(struct swap_info_struct *si,
 		}
 	}
 	fvm_count(FVM_RA_FAULTS, 1);
-	/* n == 0 would mean "stock window": read just the fault then */
-	if (!n)
-		offs[n++] = offset;
 	return n;
 }
 
