@@ -154,23 +154,50 @@ static int show_swap(const char *path, const char *type, unsigned long kb,
 	return 0;
 }
 
+/*
+ * show_kv_file PATH KEYS N O INDENT: the "name value" lines of PATH (only
+ * those named in KEYS, unless KEYS is NULL), into the JSON object O or,
+ * without one, printed after INDENT
+ */
+static void show_kv_file(const char *path, const char *const *keys, size_t nkeys,
+			 struct json_object *o, const char *indent)
+{
+	char line[256], key[64];
+	unsigned long long v;
+	FILE *f = fopen(path, "re");
+	size_t i;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %llu", key, &v) != 2)
+			continue;
+		for (i = 0; keys && i < nkeys && strcmp(key, keys[i]); i++)
+			;
+		if (keys && i == nkeys)
+			continue;
+		if (o)
+			json_object_object_add(o, key, json_object_new_uint64(v));
+		else
+			printf("%s%s %llu\n", indent, key, v);
+	}
+	if (f)
+		fclose(f);
+}
+
 static int swap_status(void)
 {
 	struct json_object *root = NULL, *swaps = NULL, *vm = NULL, *fvm = NULL;
-	char line[256], key[64], buf[64];
-	unsigned long long v;
+	char buf[64], p[128];
 	size_t i;
-	FILE *f;
 
 	if (opt_json) {
 		root = json_object_new_object();
 		swaps = json_object_new_array();
 		vm = json_object_new_object();
+		json_object_object_add(root, "swaps", swaps);
+		json_object_object_add(root, "vm", vm);
 	}
 	if (for_each_swap(show_swap, swaps)) {
 		json_object_put(root);
-		json_object_put(swaps);
-		json_object_put(vm);
 		return EX_FAIL;
 	}
 	if (!read_line(VMA_RA, buf, sizeof(buf))) {
@@ -186,64 +213,30 @@ static int swap_status(void)
 		else
 			printf("lru_gen %s\n", buf);
 	}
-	f = fopen("/proc/vmstat", "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%63s %llu", key, &v) != 2)
-			continue;
-		for (i = 0; i < sizeof(vmstat_keys) / sizeof(vmstat_keys[0]); i++) {
-			if (strcmp(key, vmstat_keys[i]))
+	show_kv_file("/proc/vmstat", vmstat_keys, sizeof(vmstat_keys) / sizeof(vmstat_keys[0]),
+		     vm, "");
+
+	if (fvm_loaded()) {
+		if (root)
+			fvm = json_object_new_object();
+		else
+			printf("flashvm: loaded\n");
+		for (i = 0; i < sizeof(tunables) / sizeof(tunables[0]); i++) {
+			snprintf(p, sizeof(p), FVM_SYS "/%s", tunables[i]);
+			if (read_line(p, buf, sizeof(buf)))
 				continue;
-			if (vm)
-				json_object_object_add(vm, key, json_object_new_uint64(v));
+			if (fvm)
+				json_object_object_add(fvm, tunables[i],
+						       json_object_new_uint64(strtoull(buf, NULL, 0)));
 			else
-				printf("%s %llu\n", key, v);
+				printf("  %s %s\n", tunables[i], buf);
 		}
+		show_kv_file(FVM_SYS "/stats", NULL, 0, fvm, "  ");
+	} else if (!root) {
+		printf("flashvm: not loaded (modprobe flashvm)\n");
 	}
-	if (f)
-		fclose(f);
-
-	if (!fvm_loaded()) {
-		if (root) {
-			json_object_object_add(root, "swaps", swaps);
-			json_object_object_add(root, "vm", vm);
-			json_object_object_add(root, "flashvm", NULL);
-			printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN));
-			json_object_put(root);
-		} else {
-			printf("flashvm: not loaded (modprobe flashvm)\n");
-		}
-		return EX_OK;
-	}
-	if (root)
-		fvm = json_object_new_object();
-	else
-		printf("flashvm: loaded\n");
-	for (i = 0; i < sizeof(tunables) / sizeof(tunables[0]); i++) {
-		char p[128];
-
-		snprintf(p, sizeof(p), FVM_SYS "/%s", tunables[i]);
-		if (read_line(p, buf, sizeof(buf)))
-			continue;
-		if (fvm)
-			json_object_object_add(fvm, tunables[i],
-					       json_object_new_uint64(strtoull(buf, NULL, 0)));
-		else
-			printf("  %s %s\n", tunables[i], buf);
-	}
-	f = fopen(FVM_SYS "/stats", "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%63s %llu", key, &v) != 2)
-			continue;
-		if (fvm)
-			json_object_object_add(fvm, key, json_object_new_uint64(v));
-		else
-			printf("  %s %llu\n", key, v);
-	}
-	if (f)
-		fclose(f);
 	if (root) {
-		json_object_object_add(root, "swaps", swaps);
-		json_object_object_add(root, "vm", vm);
+		/* null when the module is not loaded */
 		json_object_object_add(root, "flashvm", fvm);
 		printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN));
 		json_object_put(root);
