@@ -99,7 +99,7 @@ for stage in $STAGES; do
 	vm-debug)
 		# KASAN + lockdep under TCG is ~4x slower: more time, same suites, plus KUnit;
 		# only this kernel has the swap policy hooks flashvm.ko needs
-		run_stage "$stage" "$SSC_TOP/scripts/vm.sh" --kernel debug --timeout 2700 \
+		run_stage "$stage" "$SSC_TOP/scripts/vm.sh" --kernel debug --timeout 3300 \
 			--suites "kunit,$VM_SUITES,flashvm" ;;
 	harness) run_stage harness harness_selftest ;;
 	*)	echo "not ok - unknown stage $stage"; count 0 1 ;;
