@@ -32,6 +32,9 @@ if is_debug_kernel; then
 	NOPS=120
 	EVERY=8 OFFSET=0
 fi
+# the first point checked: OFFSET, or EVERY for OFFSET 0 (durable entries count from 1)
+FIRST=$OFFSET
+[ "$FIRST" -gt 0 ] || FIRST=$EVERY
 check "device under log (U)" null_blk_add 24 512
 check "log device (L)" null_blk_add 256 512
 check "replay device (R)" null_blk_add 24 512
@@ -74,7 +77,7 @@ sweep() {	# sweep MODE SEED FEATURES...
 	replay-log list $L > /tmp/log.txt
 	diag "$mode: $(head -n 1 /tmp/log.txt); $(grep -cE '^[0-9]+ (F.|.U)' /tmp/log.txt) with FLUSH or FUA"
 	if replay-log sweep -e $EVERY -o $OFFSET -m 3 -p ack $L $R $S /ssc/crash-check.sh > /tmp/sweep.out 2>&1; then
-		ok "$mode: crash points checked (every $EVERY, from $((OFFSET + 1))): $(tail -n 1 /tmp/sweep.out)"
+		ok "$mode: crash points checked (every $EVERY, from the $FIRST.): $(tail -n 1 /tmp/sweep.out)"
 	else
 		not_ok "$mode: crash points # $(tail -n 1 /tmp/sweep.out)"
 		tail -n 30 /tmp/sweep.out | sed 's/^/# /'
