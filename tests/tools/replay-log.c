@@ -11,11 +11,14 @@
  *
  *   replay-log list LOG
  *	one line per entry: index, flags, sector, nr_sectors, mark name
- *   replay-log sweep [-e N [-o K]] [-m MAX_FAIL] [-p PREFIX] LOG DEV COPY CMD
+ *   replay-log sweep [-e N [-o K] | -n COUNT -s SEED] [-m MAX_FAIL] [-p PREFIX]
+ *		     LOG DEV COPY CMD
  *	replay the entries onto DEV in order; after every entry that carries
  *	FLUSH or FUA (with -e N, those whose count from 1 is K modulo N: -o 0,
  *	the default, takes the N-th, 2N-th ...; the union over K = 0..N-1 is
- *	every such entry), copy DEV to COPY and run
+ *	every such entry; with -n COUNT, COUNT of them drawn at random by
+ *	SEED, every one if there are fewer: the same seed and log draw the same
+ *	points), copy DEV to COPY and run
  *	the shell command CMD with REPLAY_ENTRY (index), REPLAY_MARK (last mark
  *	seen, "" if none; with -p only marks starting with PREFIX count, and
  *	PREFIX is stripped) and REPLAY_POINT (crash point number) in the
@@ -170,6 +173,37 @@ static int cmd_list(void)
 	return 0;
 }
 
+/* the number of entries that carry FLUSH or FUA; leaves the log at its first entry */
+static unsigned long count_durable(void)
+{
+	unsigned long n = 0;
+	struct lw_entry e;
+	char name[4096];
+	uint64_t i;
+
+	for (i = 0; i < nr_entries; i++) {
+		next_entry(&e, name, sizeof(name));
+		if (e.flags & (F_FLUSH | F_FUA))
+			n++;
+		if (!(e.flags & (F_DISCARD | F_MARK)))
+			pos += e.nr_sectors * ssz;
+	}
+	pos = ssz;
+	return n;
+}
+
+/* splitmix64: a small generator whose sequence depends on the seed alone */
+static uint64_t rnd_state;
+
+static uint64_t rnd(void)
+{
+	uint64_t z = (rnd_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
 static void copy_dev(int from, int to)
 {
 	off_t size = lseek(from, 0, SEEK_END), off;
@@ -203,13 +237,15 @@ static int run_check(const char *cmd, uint64_t entry, const char *mark,
 static int cmd_sweep(int argc, char **argv)
 {
 	unsigned long every = 1, offset = 0, max_fail = 1, points = 0, failed = 0, durable = 0;
+	unsigned long sample = 0, total = 0, want = 0;
+	uint64_t seed = 0;
 	struct lw_entry e;
 	char name[4096], mark[4096] = "";
 	const char *prefix = "";
 	uint64_t i;
 	int opt, dev, copy;
 
-	while ((opt = getopt(argc, argv, "e:o:m:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "e:o:m:p:n:s:")) != -1) {
 		switch (opt) {
 		case 'e':
 			every = strtoul(optarg, NULL, 0);
@@ -223,13 +259,28 @@ static int cmd_sweep(int argc, char **argv)
 		case 'p':
 			prefix = optarg;
 			break;
+		case 'n':
+			sample = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			seed = strtoull(optarg, NULL, 0);
+			break;
 		default:
 			return 2;
 		}
 	}
-	if (argc - optind != 4 || !every || offset >= every)
-		die("%s", "usage: replay-log sweep [-e N [-o K]] [-m MAX_FAIL] [-p PREFIX] LOG DEV COPY CMD (K < N)");
+	if (argc - optind != 4 || !every || offset >= every || (sample && every != 1))
+		die("%s", "usage: replay-log sweep [-e N [-o K] | -n COUNT -s SEED] [-m MAX_FAIL] [-p PREFIX] LOG DEV COPY CMD (K < N)");
 	open_log(argv[optind]);
+	if (sample) {
+		/* selection sampling (Knuth's Algorithm S): each durable entry is taken
+		 * with probability (still wanted) / (still to come), in log order
+		 */
+		total = count_durable();
+		want = sample < total ? sample : total;
+		rnd_state = seed;
+		printf("# seed %" PRIu64 ": %lu of %lu FLUSH/FUA points drawn\n", seed, want, total);
+	}
 	dev = open(argv[optind + 1], O_RDWR | O_DIRECT);
 	copy = open(argv[optind + 2], O_RDWR | O_DIRECT);
 	if (dev < 0 || copy < 0)
@@ -241,10 +292,21 @@ static int cmd_sweep(int argc, char **argv)
 		apply(dev, &e);
 		if ((e.flags & F_MARK) && !strncmp(name, prefix, strlen(prefix)))
 			strcpy(mark, name + strlen(prefix));
-		if (e.flags & (F_FLUSH | F_FUA))
+		if (e.flags & (F_FLUSH | F_FUA)) {
 			durable++;
-		if (!last && !((e.flags & (F_FLUSH | F_FUA)) && durable % every == offset))
+			if (sample) {
+				int take = want && rnd() % (total - durable + 1) < want;
+
+				if (take)
+					want--;
+				if (!take && !last)
+					continue;
+			} else if (!last && durable % every != offset) {
+				continue;
+			}
+		} else if (!last) {
 			continue;
+		}
 		if (fdatasync(dev))
 			die("%s", "sync of the replay device failed");
 		copy_dev(dev, copy);
@@ -253,14 +315,15 @@ static int cmd_sweep(int argc, char **argv)
 		points++;
 		if (run_check(argv[optind + 3], i, mark, points)) {
 			failed++;
-			printf("# crash point %lu (entry %" PRIu64 ", last mark '%s') failed\n",
-			       points, i, mark);
+			printf("# crash point %lu (FLUSH/FUA entry %lu of the log, entry %" PRIu64
+			       ", last mark '%s', seed %" PRIu64 ") failed\n", points, durable, i,
+			       mark, seed);
 			if (failed >= max_fail)
 				break;
 		}
 	}
-	printf("points %lu failed %lu entries %" PRIu64 " durable %lu\n", points,
-	       failed, nr_entries, durable);
+	printf("points %lu failed %lu entries %" PRIu64 " durable %lu seed %" PRIu64 "\n",
+	       points, failed, nr_entries, durable, seed);
 	return failed ? 1 : 0;
 }
 
@@ -273,6 +336,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "sweep"))
 		return cmd_sweep(argc - 1, argv + 1);
 	fprintf(stderr, "usage: replay-log list LOG\n"
-		"       replay-log sweep [-e N] [-m MAX_FAIL] [-p PREFIX] LOG DEV COPY CMD\n");
+		"       replay-log sweep [-e N [-o K] | -n COUNT -s SEED] [-m MAX_FAIL] [-p PREFIX]\n"
+		"                        LOG DEV COPY CMD\n");
 	return 2;
 }

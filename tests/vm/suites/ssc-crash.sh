@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-# Crash-point sweep. The cache and the origin are two regions of one device
-# under dm-log-writes, so every write to either lands in one log in the order
+# Crash-point sweep (a seeded sample of the points; all with SSC_FULL=1). The
+# cache and the origin are two regions of one device under dm-log-writes, so
+# every write to either lands in one log in the order
 # it became durable. A single-writer workload (crash-io run) writes versioned
 # blocks, each made durable (fdatasync or O_DSYNC), and logs a mark after each
 # acknowledgement. replay-log then rebuilds the devices entry by entry and, at
@@ -18,23 +19,22 @@ C=16384		# cache region, sectors (8 MiB)
 O=32768		# origin region, sectors (16 MiB)
 NBLK=$((O / 8))
 TOT=$((C + O))
-# Part of the crash points on each Debian kernel, the same workload on both,
-# none checked twice: the 1st, 3rd, 5th ... on 6.12 (about 400 a mode, 7 min
-# under TCG) and the 2nd, 6th, 10th ... on 6.1 (about 200, 5 min on its
-# slower sweep), three quarters of the points between them; a shorter workload and every 8th point on the KASAN +
-# lockdep kernel (4x slower).
+# make check checks a sample of the crash points, drawn by SSC_SEED (printed by
+# make check, which passes it in; SSC_SEED=N make check draws the same again):
+# CK_POINTS a mode (40; 20 on the KASAN + lockdep kernel, 4x slower, with a
+# 120-op workload). make check-full (SSC_FULL=1) checks every point.
 NOPS=240
-EVERY=2 OFFSET=1
-case $(uname -r) in
-6.1.*) EVERY=4 OFFSET=2 ;;
-esac
+POINTS=${CK_POINTS:-40}
+SEED=${SSC_SEED:-1}
 if is_debug_kernel; then
 	NOPS=120
-	EVERY=8 OFFSET=0
+	POINTS=${CK_POINTS:-20}
 fi
-# the first point checked: OFFSET, or EVERY for OFFSET 0 (durable entries count from 1)
-FIRST=$OFFSET
-[ "$FIRST" -gt 0 ] || FIRST=$EVERY
+if [ "${SSC_FULL:-0}" = 1 ]; then
+	PICK="-e 1" WHICH="every point"
+else
+	PICK="-n $POINTS -s $SEED" WHICH="$POINTS drawn by seed $SEED"
+fi
 check "device under log (U)" null_blk_add 24 512
 check "log device (L)" null_blk_add 256 512
 check "replay device (R)" null_blk_add 24 512
@@ -76,15 +76,21 @@ sweep() {	# sweep MODE SEED FEATURES...
 	check "$mode: log devices down" dmsetup remove ou cu lw
 	replay-log list $L > /tmp/log.txt
 	diag "$mode: $(head -n 1 /tmp/log.txt); $(grep -cE '^[0-9]+ (F.|.U)' /tmp/log.txt) with FLUSH or FUA"
-	if replay-log sweep -e $EVERY -o $OFFSET -m 3 -p ack $L $R $S /ssc/crash-check.sh > /tmp/sweep.out 2>&1; then
-		ok "$mode: crash points checked (every $EVERY, from the $FIRST.): $(tail -n 1 /tmp/sweep.out)"
+	# shellcheck disable=SC2086 # PICK is two options
+	if replay-log sweep $PICK -m 3 -p ack $L $R $S /ssc/crash-check.sh > /tmp/sweep.out 2>&1; then
+		ok "$mode: crash points checked ($WHICH): $(tail -n 1 /tmp/sweep.out)"
 	else
-		not_ok "$mode: crash points # $(tail -n 1 /tmp/sweep.out)"
+		not_ok "$mode: crash points ($WHICH; replay with SSC_SEED=$SEED) # $(tail -n 1 /tmp/sweep.out)"
 		tail -n 30 /tmp/sweep.out | sed 's/^/# /'
 	fi
 	pts=$(tail -n 1 /tmp/sweep.out | awk '$1 == "points" { print $2 }')
-	[ "${pts:-0}" -ge $((NOPS * 2 / EVERY)) ] && ok "$mode: the sweep covered $pts crash points" ||
-		not_ok "$mode: the sweep covered enough crash points # '$pts'"
+	dur=$(tail -n 1 /tmp/sweep.out | awk '$1 == "points" { print $8 }')
+	want=$POINTS
+	[ "${SSC_FULL:-0}" = 1 ] && want=${dur:-1}
+	# the workload makes at least two durable points an op (data, then its commit)
+	[ "${dur:-0}" -ge $((NOPS * 2)) ] && [ "${pts:-0}" -ge "$want" ] &&
+		ok "$mode: the sweep covered $pts of $dur crash points" ||
+		not_ok "$mode: the sweep covered enough crash points # '$pts' of '$dur', want $want"
 }
 
 sweep writeback 11 writeback segment_size 256 dirty_high 5 dirty_low 1
