@@ -257,10 +257,12 @@ diag "at $(cut -d" " -f1 /proc/uptime)s: malformed and random ioctls"
 # --- malformed and random ioctls ---------------------------------------------
 check "setmem: format for the fuzzer" hcctl index format --policy setmem $DEV
 check "attach for the fuzzer" hcctl index attach $DEV
-if out=$(hc-fuzz $DEV 3000 42 2>&1); then
-	ok "hc-fuzz: every malformed ioctl refused with its errno, 3000 random ones returned"
+# the random part is drawn by make check's seed (printed; SSC_SEED=N replays it)
+FZ_SEED=${SSC_SEED:-42}
+if out=$(hc-fuzz $DEV 3000 "$FZ_SEED" 2>&1); then
+	ok "hc-fuzz: every malformed ioctl refused with its errno, 3000 random ones returned (seed $FZ_SEED)"
 else
-	not_ok "hc-fuzz"
+	not_ok "hc-fuzz (seed $FZ_SEED: replay with SSC_SEED=$FZ_SEED)"
 	printf '%s\n' "$out" | grep -v '^ok' | sed 's/^/# /'
 fi
 diag "hc-fuzz: $(printf '%s\n' "$out" | grep -c '^ok') checks passed"
