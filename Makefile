@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 #   make               build the kernel modules (against KDIR) and the user tools
-#   make check         every test: lint, KUnit (UML), VM suites on 6.12, 6.1 and the debug kernel
+#   make check         every test in 40 minutes: lint, KUnit (UML), VM suites on 6.12, a smoke
+#                      subset on 6.1, small sizes on the debug kernel, each benchmark at a tiny size
+#   make check-full    the release check: every crash point, every suite on 6.1, full sizes on
+#                      the debug kernel (SSC_SEED=N replays a run's samples, for either)
 #   make lint          checkpatch --strict and sparse over kernel/
 #   make demo          boot a VM, create an ssc volume with hcctl, replay a trace, show status and events
 #   make bench         dm-ssc against raw flash, dm-cache and dm-writecache in one VM run
@@ -35,7 +38,7 @@ MODCFG	+= CONFIG_FLASHVM=m
 MODDIRS	+= flashvm
 endif
 
-.PHONY: all modules user clean check lint demo vm-shell deps bench bench-traces bench-hashcache bench-flashvm install
+.PHONY: all modules user clean check check-full lint demo vm-shell deps bench bench-traces bench-hashcache bench-flashvm install
 
 all: modules user
 
@@ -64,6 +67,9 @@ deps:
 
 check:
 	scripts/check.sh
+
+check-full:
+	scripts/check.sh --full
 
 lint:
 	scripts/lint.sh

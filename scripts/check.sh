@@ -5,36 +5,62 @@
 #   lint      checkpatch --strict, sparse, W=1 on both kernels (scripts/lint.sh)
 #   kunit     KUnit on UML: pure logic such as the sparse hash map (scripts/kunit.sh)
 #   user      host tests of the user tools: hcctl builds, trace tools (scripts/user-tests.sh)
-#   vm-6.12   VM suites on Debian's 6.12 LTS kernel
-#   vm-6.1    VM suites on Debian 12's 6.1 kernel
-#   vm-debug  VM suites + in-kernel KUnit + the flashvm suite on a KASAN + lockdep
-#             kernel built from linux-source-6.12 with the FlashVM swap policy
-#             hooks (cached; ~8 min to build on a fresh machine, in the lint stage)
+#   vm-6.12   every VM suite on Debian's 6.12 LTS kernel
+#   vm-6.1    a smoke subset on Debian 12's 6.1 kernel (every suite with --full)
+#   vm-debug  in-kernel KUnit, every VM suite at small sizes and the flashvm suite on a
+#             KASAN + lockdep kernel built from linux-source-6.12 with the FlashVM swap
+#             policy hooks (cached; ~8 min to build on a fresh machine, in the lint stage)
+#   bench     each benchmark (make bench, bench-traces, bench-hashcache, bench-flashvm)
+#             at a tiny size: its table is produced and sane (scripts/bench-smoke.sh)
 #   harness   the harness's own guarantees: a failing check, a WARN and an oops
 #             each fail a VM run
-# CHECK_STAGES="lint kunit" limits the run. Each stage's full output is in
-# out/logs/<stage>.log. The last line is "N passed, N failed"; exit 0 iff 0 failed.
+# The host stages run first, one after the other; then the VM stages run in two lanes
+# side by side (vm-debug in one, the rest in the other; with --full vm-6.1 joins
+# vm-debug's lane; CHECK_JOBS=1 runs them one after the other). CHECK_STAGES="lint kunit" limits the run.
+#
+# Sampled and random tests (the crash-point sample, the ioctl and netlink fuzzers) draw
+# from SSC_SEED, printed at the start; by default it is derived from the commit and the
+# date, so successive runs cover different points. SSC_SEED=N make check draws the same.
+#
+# --full (make check-full): the depth of a release check: every crash point on both
+# Debian kernels, every suite on 6.1, the debug kernel at the suites' full sizes.
+#
+# Each stage's full output is in out/logs/<stage>.log, the time table in
+# out/logs/times.md. The last line is "N passed, N failed"; exit 0 iff 0 failed.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
-STAGES=${CHECK_STAGES:-"deps lint kunit user vm-6.12 vm-6.1 vm-debug harness"}
+full=0
+if [ "${1:-}" = --full ]; then
+	full=1
+	export SSC_FULL=1
+fi
+STAGES=${CHECK_STAGES:-"deps lint kunit user vm-6.12 vm-6.1 vm-debug bench harness"}
+JOBS=${CHECK_JOBS:-2}
 VM_SUITES=ssc-table,ssc-io,ssc-persist,ssc-errors,ssc-crash,hcctl,monitor,replay,hashcache
+SMOKE_6_1=ssc-table,ssc-io,hashcache
 logs="$SSC_OUT/logs"
 mkdir -p "$logs"
-total_pass=0 total_fail=0
+rm -f "$logs"/*.count "$logs"/*.time
+if [ -z "${SSC_SEED:-}" ]; then
+	SSC_SEED=$(printf '%s %s' "$(git -C "$SSC_TOP" rev-parse HEAD 2>/dev/null)" "$(date +%F)" |
+		cksum | cut -d' ' -f1)
+fi
+export SSC_SEED
+echo "check: seed $SSC_SEED (SSC_SEED=$SSC_SEED make check draws the same samples)"
+[ "$full" = 1 ] && echo "check: --full: every crash point, every suite on 6.1, full sizes on the debug kernel"
+t_start=$SECONDS
 
-count() { # count PASS FAIL: add to the totals
-	total_pass=$((total_pass + $1))
-	total_fail=$((total_fail + $2))
-}
-
-# run_stage NAME CMD...: run a stage whose last "N passed, N failed" line is its count
+# run_stage NAME CMD...: run a stage whose last "N passed, N failed" line is its count;
+# its summary goes to stdout in one piece (lanes run side by side), its count and time
+# to $logs/NAME.count and $logs/NAME.time
 run_stage() {
-	local name=$1 rc line p f t0=$SECONDS
+	local name=$1 rc line p f t0=$SECONDS sum
 	shift
 	log "stage $name: $*"
 	"$@" > "$logs/$name.log" 2>&1
 	rc=$?
+	sum=$(
 	line=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$logs/$name.log" | tail -n1)
 	if [ -z "$line" ]; then
 		p=0 f=1
@@ -52,7 +78,11 @@ run_stage() {
 		tail -n 25 "$logs/$name.log" | sed "s/^/  [$name] | /"
 	fi
 	echo "stage $name: $p passed, $f failed ($((SECONDS - t0))s)"
-	count "$p" "$f"
+	echo "$p $f" > "$logs/$name.count"
+	)
+	echo "$((SECONDS - t0))" > "$logs/$name.time"
+	printf '%s\n' "$sum"
+	log "stage $name done: $(tail -n1 <<<"$sum")"
 }
 
 # The harness must fail a run for each of these; each is one test here.
@@ -87,24 +117,94 @@ harness_selftest() {
 	[ "$f" -eq 0 ]
 }
 
-for stage in $STAGES; do
-	case $stage in
+vm_stage() { # vm_stage STAGE: the VM suites of one kernel
+	local k=${1#vm-} suites=$VM_SUITES tmo=1500
+	case $1 in
+	vm-6.1) [ "$full" = 1 ] || suites=$SMOKE_6_1; [ "$full" = 1 ] && tmo=2400 ;;
+	vm-6.12) [ "$full" = 1 ] && tmo=2400 ;;
+	# KASAN + lockdep under TCG is ~4x slower; only this kernel has KUnit and the swap
+	# policy hooks flashvm.ko needs
+	vm-debug) suites="kunit,$VM_SUITES,flashvm" tmo=2400; [ "$full" = 1 ] && tmo=4800 ;;
+	esac
+	run_stage "$1" "$SSC_TOP/scripts/vm.sh" --kernel "$k" --timeout "$tmo" --suites "$suites"
+}
+
+one_stage() {
+	case $1 in
 	deps)	run_stage deps bash -c '"$0" && echo "deps: 1 passed, 0 failed"' "$SSC_TOP/scripts/deps.sh" ;;
 	lint)	run_stage lint "$SSC_TOP/scripts/lint.sh" ;;
 	kunit)	run_stage kunit "$SSC_TOP/scripts/kunit.sh" ;;
 	user)	run_stage user "$SSC_TOP/scripts/user-tests.sh" ;;
-	vm-6.12|vm-6.1)
-		run_stage "$stage" "$SSC_TOP/scripts/vm.sh" --kernel "${stage#vm-}" --timeout 2400 \
-			--suites "$VM_SUITES" ;;
-	vm-debug)
-		# KASAN + lockdep under TCG is ~4x slower: more time, same suites, plus KUnit;
-		# only this kernel has the swap policy hooks flashvm.ko needs
-		run_stage "$stage" "$SSC_TOP/scripts/vm.sh" --kernel debug --timeout 3300 \
-			--suites "kunit,$VM_SUITES,flashvm" ;;
+	vm-*)	vm_stage "$1" ;;
+	bench)	run_stage bench "$SSC_TOP/scripts/bench-smoke.sh" ;;
 	harness) run_stage harness harness_selftest ;;
-	*)	echo "not ok - unknown stage $stage"; count 0 1 ;;
+	*)	echo "not ok - unknown stage $1"; echo "0 1" > "$logs/unknown-$1.count" ;;
+	esac
+}
+
+# host stages first (they build what the VMs use); then the VM lanes
+lane_a=() lane_b=()
+for stage in $STAGES; do
+	case $stage in
+	deps|lint|kunit|user) one_stage "$stage" ;;
+	vm-debug) lane_a+=("$stage") ;;
+	# at full depth 6.1 runs every suite and every crash point: it goes after vm-debug
+	vm-6.1) if [ "$full" = 1 ]; then lane_a+=("$stage"); else lane_b+=("$stage"); fi ;;
+	*) lane_b+=("$stage") ;;
 	esac
 done
+if [ "$JOBS" -ge 2 ] && [ ${#lane_a[@]} -gt 0 ] && [ ${#lane_b[@]} -gt 0 ]; then
+	log "VM stages in two lanes: [${lane_a[*]}] and [${lane_b[*]}]"
+	( for stage in "${lane_a[@]}"; do one_stage "$stage"; done ) &
+	pid_a=$!
+	( for stage in "${lane_b[@]}"; do one_stage "$stage"; done ) &
+	pid_b=$!
+	wait "$pid_a" "$pid_b"
+else
+	for stage in ${lane_a[@]+"${lane_a[@]}"} ${lane_b[@]+"${lane_b[@]}"}; do one_stage "$stage"; done
+fi
 
+total_pass=0 total_fail=0
+for c in "$logs"/*.count; do
+	[ -e "$c" ] || continue
+	read -r p f < "$c"
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+done
+wall=$((SECONDS - t_start))
+
+# the time table: each stage, and each suite of the VM stages (the guest's own clock)
+{
+	echo "| stage | s |"
+	echo "|---|---|"
+	for stage in $STAGES; do
+		[ -e "$logs/$stage.time" ] && echo "| $stage | $(cat "$logs/$stage.time") |"
+	done
+	echo "| **wall** (VM lanes side by side) | $wall |"
+	echo
+	echo "| suite | $(echo "$STAGES" | tr ' ' '\n' | grep '^vm-' | paste -sd'|' | sed 's/|/ | /g') |"
+	echo "|---$(echo "$STAGES" | tr ' ' '\n' | grep '^vm-' | sed 's/.*/|---/' | tr -d '\n')|"
+	for suite in kunit ${VM_SUITES//,/ } flashvm; do
+		row="| $suite"
+		for stage in $STAGES; do
+			case $stage in vm-*) ;; *) continue ;; esac
+			t=$(sed -nE "s/^# # @@TIME $suite ([0-9]+)$/\1/p" "$SSC_OUT/results/$stage.tap" 2>/dev/null)
+			row="$row | ${t:--}"
+		done
+		echo "$row |"
+	done
+	echo
+	echo "The slowest checks (3 s or more each; all of them are in the TAP files as @@SLOW):"
+	echo
+	echo "| stage | s | check |"
+	echo "|---|---|---|"
+	for stage in $STAGES; do
+		case $stage in vm-*) ;; *) continue ;; esac
+		sed -nE "s/^# # @@SLOW ([0-9]+) s: (.*)$/\1\t$stage\t\2/p" "$SSC_OUT/results/$stage.tap" 2>/dev/null
+	done | sort -t"$(printf '\t')" -k1,1nr | head -n 15 | awk -F'\t' '{ printf "| %s | %s | %s |\n", $2, $1, $3 }'
+} > "$logs/times.md"
+cat "$logs/times.md"
+echo "check time: $wall s of a 2,400 s budget"
+echo "check: seed $SSC_SEED"
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

@@ -31,20 +31,35 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$suites" ] || [ -n "$shell" ] || die "vm.sh: need --suites or --shell"
+# make check's seed for every sampled or random test, and check-full's switch
+for v in SSC_SEED SSC_FULL; do
+	if [ -n "${!v:-}" ]; then env="$env ssc.env.$v=${!v}"; fi
+done
 name=${name:-vm-$flavor}
 
 eval "$("$SSC_TOP/scripts/kernel.sh" "$flavor")"
+# make check runs VMs side by side: one at a time builds the modules, hcctl and the
+# test tools (shared outputs), and packs its initramfs; the boots then overlap
+mkdir -p "$SSC_TOP/out"
+exec 8>"$SSC_TOP/out/.vm-prepare.lock"
+flock 8
 log "$name: kernel $KVER, building modules"
 make -s -C "$SSC_TOP" modules KDIR="$KDIR" >"$SSC_OUT/$name.build.log" 2>&1 ||
 	{ cat "$SSC_OUT/$name.build.log" >&2; die "module build failed for $KVER"; }
 build="$SSC_TOP/out/build/$(basename "$(realpath "$KDIR")")"
 initrd="$SSC_OUT/initramfs-$name.cpio"
 "$SSC_TOP/scripts/mkinitramfs.sh" "$initrd" "$KVER" "$MODROOT" "$build"/*/*.ko ${kos[@]+"${kos[@]}"}
+flock -u 8
+exec 8>&-
 
 # shellcheck disable=SC2054 # the commas are QEMU option syntax
 qemu=(qemu-system-x86_64 -M pc -accel tcg,thread=multi,tb-size=256 -cpu max -smp 2 -m "$mem"
       -nodefaults -display none -no-reboot -kernel "$KIMAGE" -initrd "$initrd")
 kargs="console=ttyS0 panic=-1 oops=panic loglevel=5 rdinit=/init$env"
+# The debug kernel's modules carry their KUnit cases, which would run at every modprobe
+# of every suite (minutes under KASAN): a glob that matches no suite keeps them quiet,
+# and the kunit suite opens it (/sys/module/kunit/parameters/filter_glob) for its own load.
+if [ "$flavor" = debug ]; then kargs="$kargs kunit.filter_glob=ssc-kunit-on-demand-only"; fi
 
 if [ -n "$shell" ]; then
 	exec "${qemu[@]}" -serial mon:stdio -serial null -append "$kargs ssc.shell=1" "$@"

@@ -10,16 +10,30 @@ ok() { echo "ok $SUITE: $*"; }
 not_ok() { echo "not ok $SUITE: $*"; }
 diag() { echo "# $*"; }
 
+# now_cs: NOW = the guest's uptime in centiseconds (no fork: the checks call it often)
+now_cs() { read -r NOW _ < /proc/uptime; NOW=${NOW%.*}${NOW#*.}; NOW=${NOW#0}; }
+
+# slow WHAT T0: a diagnostic when a check took 3 s or more since T0 (centiseconds), so
+# the time table of make check can be traced to the checks that spend it
+slow() {
+	now_cs
+	[ $((NOW - $2)) -ge 300 ] && diag "@@SLOW $(((NOW - $2) / 100)) s: $1"
+	return 0
+}
+
 # check "what" cmd args...: ok if the command succeeds
 check() {
 	what=$1
 	shift
+	now_cs
+	t_check=$NOW
 	if out=$("$@" 2>&1); then
 		ok "$what"
 	else
 		not_ok "$what"
 		printf '%s\n' "$out" | tail -n 20 | sed 's/^/# /'
 	fi
+	slow "$what" "$t_check"
 }
 
 # check_fails "what" cmd args...: ok if the command fails
@@ -151,6 +165,9 @@ fio_verify() {
 
 # is_debug_kernel: the KASAN/lockdep kernel is slow; suites use smaller sizes there
 is_debug_kernel() { case $(uname -r) in *ssc-debug*) return 0 ;; esac; return 1; }
+# is_small: make check on the debug kernel, where a suite runs once at small sizes
+# (the same paths, fewer blocks); make check-full (SSC_FULL=1) keeps today's sizes
+is_small() { is_debug_kernel && [ "${SSC_FULL:-0}" != 1 ]; }
 
 # sb_u64 DEV OFFSET / sb_u32 DEV OFFSET: a little-endian field of an ssc
 # superblock, read past the page cache (the kernel writes below it)
