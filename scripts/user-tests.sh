@@ -66,6 +66,29 @@ bt_report() {
 	return $r
 }
 t "bench-traces --report: table and plot from a fixture" bt_report
+# the bench stage's sanity checks of each table: a real table passes, a broken one fails
+smoke_check() { # smoke_check NAME SED-EDIT: 0 iff the edited fixture passes the check
+	local d r
+	d=$(mktemp -d)
+	sed "$2" "$SSC_TOP/tests/user/data/smoke-$1.md" > "$d/t.md"
+	SSC_OUT=$d "$SSC_TOP/scripts/bench-smoke.sh" --check "$1" "$d/t.md" > "$d/out" 2>&1
+	r=$?
+	[ $r -eq 0 ] || cat "$d/out"
+	rm -rf "$d"
+	return $r
+}
+smoke_fails() { ! smoke_check "$@" > /dev/null; }
+for n in bench bench-traces bench-hashcache bench-flashvm; do
+	t "bench-smoke --check $n: the table of a real run is sane" smoke_check $n ''
+done
+t "bench-smoke --check bench: a missing target row fails" smoke_fails bench '/^| writecache /d'
+t "bench-smoke --check bench: nothing cached fails" smoke_fails bench 's#| 4096/119340 #| 0/119340 #'
+t "bench-smoke --check bench-traces: a crashed target fails" smoke_fails bench-traces 's#^| zipf-read | bcache | .*#| zipf-read | bcache | **crashed the kernel** (x; boot1) | | | | | | | | | |#'
+t "bench-smoke --check bench-hashcache: a missing policy fails" smoke_fails bench-hashcache '/^| loglru+prefetch /d'
+t "bench-smoke --check bench-hashcache: no I/Os per hit fails" smoke_fails bench-hashcache 's#^| set | 0.0 (0) | 1.000#| set | 0.0 (0) | 0.000#'
+t "bench-smoke --check bench-flashvm: a missing workload fails" smoke_fails bench-flashvm '/^| all | stride /d'
+t "bench-smoke --check bench-flashvm: no major faults fails" smoke_fails bench-flashvm 's#^| stock | random | [0-9]* #| stock | random | 0 #'
+t "bench-smoke --check bench-flashvm: no discard requests fails" smoke_fails bench-flashvm 's#^| flashvm merged | [0-9]* #| flashvm merged | 0 #'
 # one line per test case: "test_x (module.Class...) ... ok|FAIL|ERROR"
 out=$(cd "$SSC_TOP" && python3 -m unittest -v tests/user/test_*.py 2>&1)
 while read -r line; do
