@@ -75,14 +75,19 @@ done
 depmod -b "$st" "$kver"
 
 # synthetic traces for the replay suite, converted to fio iologs on the host (the guest
-# has no python); "<kind>.sum" holds the bytes each should read and write
+# has no python); "<kind>.sum" holds the bytes each should read and write. The
+# "<kind>-small" ones (a quarter of the requests over half the blocks) are what the
+# replay suite takes at make check's small sizes on the debug kernel.
 mkdir -p "$st/ssc/traces"
-for kind in zipf-read write-heavy scan; do
-	"$SSC_TOP/scripts/gentrace.py" "$kind" --blocks 16384 --requests 20000 |
-		"$SSC_TOP/scripts/trace2iolog.py" -f msr --size 128M -o "$st/ssc/traces/$kind.iolog" - 2>"$st/ssc/traces/$kind.log" ||
-		die "cannot make the $kind trace: $(cat "$st/ssc/traces/$kind.log")"
+for t in zipf-read:16384:20000: write-heavy:16384:20000: scan:16384:20000: \
+	zipf-read:8192:5000:-small write-heavy:8192:5000:-small scan:8192:5000:-small; do
+	IFS=: read -r kind blocks reqs suf <<<"$t"
+	f="$st/ssc/traces/$kind$suf"
+	"$SSC_TOP/scripts/gentrace.py" "$kind" --blocks "$blocks" --requests "$reqs" |
+		"$SSC_TOP/scripts/trace2iolog.py" -f msr --size 128M -o "$f.iolog" - 2>"$f.log" ||
+		die "cannot make the $kind$suf trace: $(cat "$f.log")"
 	sed -nE 's/.*: [0-9]+ reads \(([0-9]+) B\), [0-9]+ writes \(([0-9]+) B\).*/\1 \2/p' \
-		"$st/ssc/traces/$kind.log" > "$st/ssc/traces/$kind.sum"
+		"$f.log" > "$f.sum"
 done
 install -m755 "$SSC_TOP/tests/vm/init" "$st/init"
 cp -r "$SSC_TOP/tests/vm/run-suites.sh" "$SSC_TOP/tests/vm/lib.sh" "$SSC_TOP/tests/vm/crash-check.sh" "$SSC_TOP/tests/vm/splat.re" \

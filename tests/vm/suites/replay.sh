@@ -11,7 +11,10 @@ check "null_blk cache device" null_blk_add 48
 check "null_blk origin device" null_blk_add 512
 check "hcctl create writeback" hcctl create v --cache /dev/nullb0 --origin /dev/nullb1 --mode writeback --format
 
-for kind in zipf-read write-heavy scan; do
+# make check on the debug kernel replays the small traces (5,000 requests, not 20,000)
+SUF=
+is_small && SUF=-small
+for kind in zipf-read$SUF write-heavy$SUF scan$SUF; do
 	read -r want_r want_w < /ssc/traces/$kind.sum
 	hits0=$(ssc_stat v read_hits) miss0=$(ssc_stat v read_misses)
 	wh0=$(ssc_stat v write_hits) wm0=$(ssc_stat v write_misses)
