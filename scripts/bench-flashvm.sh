@@ -21,7 +21,7 @@ if [ "${1:-}" != --report ]; then
 		[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
 	done
 	"$SSC_TOP/scripts/vm.sh" --kernel debug --name bench-flashvm --suites flashvm-bench \
-		--timeout 3600 ${envs[@]+"${envs[@]}"} > "$o/vm.log" 2>&1 ||
+		--timeout "${BENCH_VM_TIMEOUT:-3600}" ${envs[@]+"${envs[@]}"} > "$o/vm.log" 2>&1 ||
 		{ tail -n 30 "$o/vm.log" >&2; die "the bench run failed: see $o/vm.log"; }
 	cp "$SSC_OUT/results/bench-flashvm.tap" "$o/raw.tap"
 fi

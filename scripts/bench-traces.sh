@@ -35,7 +35,7 @@ else
 		[ "$boot" -le 6 ] || die "too many boots: see $o/vm.*.log"
 		rc=0
 		"$SSC_TOP/scripts/vm.sh" --kernel 6.12 --name bench-traces --suites bench-traces --mem 2048 \
-			--timeout 5400 ${envs[@]+"${envs[@]}"} --env "BT_SKIP=${skip#,}" > "$o/vm.$boot.log" 2>&1 || rc=$?
+			--timeout "${BENCH_VM_TIMEOUT:-5400}" ${envs[@]+"${envs[@]}"} --env "BT_SKIP=${skip#,}" > "$o/vm.$boot.log" 2>&1 || rc=$?
 		tap="$SSC_OUT/results/bench-traces.tap"
 		[ -f "$tap" ] || { tail -n 30 "$o/vm.$boot.log" >&2; die "the VM did not start"; }
 		sed "s/^# # BTRACE /# # BTRACE boot$boot /" "$tap" >> "$o/raw.tap"

@@ -15,7 +15,7 @@ for v in BENCH_WS_MB BENCH_RT BENCH_DELAY BENCH_TARGETS; do
 	[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
 done
 mkdir -p "$SSC_OUT/bench"
-"$SSC_TOP/scripts/vm.sh" --kernel 6.12 --name bench --suites bench --mem 4096 --timeout 3600 \
+"$SSC_TOP/scripts/vm.sh" --kernel 6.12 --name bench --suites bench --mem 4096 --timeout "${BENCH_VM_TIMEOUT:-3600}" \
 	${envs[@]+"${envs[@]}"} > "$SSC_OUT/bench/bench.log" 2>&1 ||
 	{ tail -n 30 "$SSC_OUT/bench/bench.log" >&2; die "bench VM run failed"; }
 cp "$SSC_OUT/results/bench.tap" "$SSC_OUT/bench/bench.tap"

@@ -31,10 +31,12 @@ set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 full=0
-if [ "${1:-}" = --full ]; then
-	full=1
-	export SSC_FULL=1
-fi
+unset SSC_FULL	# only --full sets it: the guests' depth follows the stages' timeouts
+case ${1:-} in
+--full) full=1; export SSC_FULL=1 ;;
+"") ;;
+*) die "usage: check.sh [--full]" ;;
+esac
 STAGES=${CHECK_STAGES:-"deps lint kunit user vm-6.12 vm-6.1 vm-debug bench harness"}
 JOBS=${CHECK_JOBS:-2}
 VM_SUITES=ssc-table,ssc-io,ssc-persist,ssc-errors,ssc-crash,hcctl,monitor,replay,hashcache
@@ -46,6 +48,8 @@ if [ -z "${SSC_SEED:-}" ]; then
 	SSC_SEED=$(printf '%s %s' "$(git -C "$SSC_TOP" rev-parse HEAD 2>/dev/null)" "$(date +%F)" |
 		cksum | cut -d' ' -f1)
 fi
+[[ $SSC_SEED =~ ^[0-9]{1,18}$ ]] || die "SSC_SEED must be a decimal number, not '$SSC_SEED'"
+SSC_SEED=$((10#$SSC_SEED))	# no leading zero: the tools would read it as octal
 export SSC_SEED
 echo "check: seed $SSC_SEED (SSC_SEED=$SSC_SEED make check draws the same samples)"
 [ "$full" = 1 ] && echo "check: --full: every crash point, every suite on 6.1, full sizes on the debug kernel"
@@ -89,7 +93,9 @@ run_stage() {
 harness_selftest() {
 	local kd p=0 f=0 out
 	eval "$("$SSC_TOP/scripts/kernel.sh" 6.12)"
-	kd="$SSC_TOP/out/build/$(basename "$(realpath "$KDIR")")/harness-splat"
+	# not under out/build/<kdir>/: vm.sh packs every .ko there, and the other lane's
+	# 6.12 VMs pack theirs while this one builds
+	kd="$SSC_TOP/out/harness-splat/$(basename "$(realpath "$KDIR")")"
 	mkdir -p "$kd"
 	rsync -a "$SSC_TOP/tests/harness/splat/" "$kd/"
 	make -s -C "$KDIR" M="$kd" modules || { echo "not ok - harness: splat module builds"; echo "0 passed, 1 failed"; return 1; }
@@ -155,12 +161,26 @@ for stage in $STAGES; do
 	esac
 done
 if [ "$JOBS" -ge 2 ] && [ ${#lane_a[@]} -gt 0 ] && [ ${#lane_b[@]} -gt 0 ]; then
+	# fetch or build each guest kernel the stages need once, before the lanes could
+	# race to do it
+	need=" ${lane_a[*]} ${lane_b[*]} "
+	ks=()
+	[[ $need =~ \ (vm-6.12|bench|harness)\  ]] && ks+=(6.12)
+	[[ $need =~ \ vm-6.1\  ]] && ks+=(6.1)
+	[[ $need =~ \ (vm-debug|bench)\  ]] && ks+=(debug)
+	for k in ${ks[@]+"${ks[@]}"}; do
+		"$SSC_TOP/scripts/kernel.sh" "$k" > "$logs/kernel-$k.log" 2>&1 ||
+			log "kernel $k not ready (its stage will say why): $(tail -n 1 "$logs/kernel-$k.log")"
+	done
 	log "VM stages in two lanes: [${lane_a[*]}] and [${lane_b[*]}]"
+	# an interrupted check stops both lanes (timeout passes the signal on to QEMU)
+	trap 'trap - INT TERM; log "interrupted: stopping the lanes"; kill 0; exit 130' INT TERM
 	( for stage in "${lane_a[@]}"; do one_stage "$stage"; done ) &
 	pid_a=$!
 	( for stage in "${lane_b[@]}"; do one_stage "$stage"; done ) &
 	pid_b=$!
 	wait "$pid_a" "$pid_b"
+	trap - INT TERM
 else
 	for stage in ${lane_a[@]+"${lane_a[@]}"} ${lane_b[@]+"${lane_b[@]}"}; do one_stage "$stage"; done
 fi
@@ -176,9 +196,17 @@ total_pass=0 total_fail=0
 for c in "$logs"/*.count; do
 	[ -e "$c" ] || continue
 	read -r p f < "$c"
+	if ! [[ ${p:-} =~ ^[0-9]+$ && ${f:-} =~ ^[0-9]+$ ]]; then
+		echo "not ok - $(basename "$c" .count): unreadable count '$(cat "$c")'"
+		p=0 f=1
+	fi
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
 done
+if [ "$total_pass" -eq 0 ] && [ "$total_fail" -eq 0 ]; then
+	echo "not ok - check: no stage ran (CHECK_STAGES='$STAGES')"
+	total_fail=1
+fi
 wall=$((SECONDS - t_start))
 
 # the time table: each stage, and each suite of the VM stages (the guest's own clock)

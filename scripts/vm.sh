@@ -31,9 +31,10 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$suites" ] || [ -n "$shell" ] || die "vm.sh: need --suites or --shell"
-# make check's seed for every sampled or random test, and check-full's switch
+# make check's seed for every sampled or random test, and check-full's switch (first:
+# an --env of the same name, later on the command line, wins)
 for v in SSC_SEED SSC_FULL; do
-	if [ -n "${!v:-}" ]; then env="$env ssc.env.$v=${!v}"; fi
+	if [ -n "${!v:-}" ]; then env=" ssc.env.$v=${!v}$env"; fi
 done
 name=${name:-vm-$flavor}
 
@@ -69,7 +70,7 @@ mkdir -p "$SSC_OUT/results"
 console="$SSC_OUT/results/$name.console.log"
 raw="$SSC_OUT/results/$name.raw"
 tap="$SSC_OUT/results/$name.tap"
-rm -f "$console" "$raw"
+rm -f "$console" "$raw" "$tap"	# a run that dies early must not show the last run's results
 log "$name: booting, suites: $suites"
 start=$SECONDS
 qrc=0

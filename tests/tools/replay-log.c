@@ -69,6 +69,19 @@ static void die(const char *fmt, const char *arg)
 	exit(2);
 }
 
+/* a decimal number, all of the argument (a seed is printed as it was read) */
+static uint64_t number(const char *arg, const char *what)
+{
+	char *end;
+	uint64_t v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || *arg == '-')
+		die("%s takes a decimal number", what);
+	return v;
+}
+
 static void xpread(int fd, void *p, size_t len, uint64_t off, const char *what)
 {
 	ssize_t r = pread(fd, p, len, off);
@@ -237,7 +250,7 @@ static int run_check(const char *cmd, uint64_t entry, const char *mark,
 static int cmd_sweep(int argc, char **argv)
 {
 	unsigned long every = 1, offset = 0, max_fail = 1, points = 0, failed = 0, durable = 0;
-	unsigned long sample = 0, total = 0, want = 0;
+	unsigned long sample = 0, total = 0, want = 0, drawn = 0;
 	uint64_t seed = 0;
 	struct lw_entry e;
 	char name[4096], mark[4096] = "";
@@ -260,10 +273,12 @@ static int cmd_sweep(int argc, char **argv)
 			prefix = optarg;
 			break;
 		case 'n':
-			sample = strtoul(optarg, NULL, 0);
+			sample = number(optarg, "-n COUNT");
+			if (!sample)
+				die("%s", "-n COUNT must be at least 1");
 			break;
 		case 's':
-			seed = strtoull(optarg, NULL, 0);
+			seed = number(optarg, "-s SEED");
 			break;
 		default:
 			return 2;
@@ -297,8 +312,10 @@ static int cmd_sweep(int argc, char **argv)
 			if (sample) {
 				int take = want && rnd() % (total - durable + 1) < want;
 
-				if (take)
+				if (take) {
 					want--;
+					drawn++;
+				}
 				if (!take && !last)
 					continue;
 			} else if (!last && durable % every != offset) {
@@ -315,15 +332,17 @@ static int cmd_sweep(int argc, char **argv)
 		points++;
 		if (run_check(argv[optind + 3], i, mark, points)) {
 			failed++;
-			printf("# crash point %lu (FLUSH/FUA entry %lu of the log, entry %" PRIu64
-			       ", last mark '%s', seed %" PRIu64 ") failed\n", points, durable, i,
-			       mark, seed);
+			printf("# crash point %lu (%s, log entry %" PRIu64
+			       ", last mark '%s', seed %" PRIu64 ") failed\n", points,
+			       last ? "the final state" : "a FLUSH/FUA entry",
+			       i, mark, seed);
 			if (failed >= max_fail)
 				break;
 		}
 	}
-	printf("points %lu failed %lu entries %" PRIu64 " durable %lu seed %" PRIu64 "\n",
-	       points, failed, nr_entries, durable, seed);
+	/* drawn: sampled FLUSH/FUA points checked (with -n; the final state is extra) */
+	printf("points %lu failed %lu entries %" PRIu64 " durable %lu seed %" PRIu64
+	       " drawn %lu\n", points, failed, nr_entries, durable, seed, drawn);
 	return failed ? 1 : 0;
 }
 

@@ -38,6 +38,26 @@ def write_log(path, nflush):
         f.truncate((f.tell() + 4095) // 4096 * 4096 + 4096)
 
 
+M64 = (1 << 64) - 1
+
+
+def reference_draw(seed, count, total):
+    """What replay-log must draw: splitmix64 from the seed, and Knuth's
+    Algorithm S over the durable points 1..total in order (point k taken with
+    probability still-wanted / still-to-come)."""
+    state, want, drawn = seed, min(count, total), []
+    for k in range(1, total + 1):
+        state = (state + 0x9e3779b97f4a7c15) & M64
+        z = state
+        z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M64
+        z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M64
+        z ^= z >> 31
+        if want and z % (total - k + 1) < want:
+            want -= 1
+            drawn.append(k)
+    return drawn
+
+
 class ReplayLogSample(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -63,7 +83,10 @@ class ReplayLogSample(unittest.TestCase):
         r = subprocess.run([self.tool, "sweep", *args, "-p", "ack", self.log,
                             os.path.join(self.tmp.name, "dev"), os.path.join(self.tmp.name, "copy"),
                             cmd], env=env, capture_output=True, text=True)
-        lines = open(out).read().split("\n")[:-1] if os.path.exists(out) else []
+        lines = []
+        if os.path.exists(out):
+            with open(out) as f:
+                lines = f.read().split("\n")[:-1]
         return r, [tuple(l.split(" ")[1:]) for l in lines]
 
     def test_same_seed_same_points(self):
@@ -77,10 +100,37 @@ class ReplayLogSample(unittest.TestCase):
         r, pts = self.sweep("-n", "7", "-s", "99")
         entries = [int(e) for e, _ in pts]
         self.assertEqual(entries, sorted(set(entries)))
-        # 7 drawn, plus the final state unless the last entry was drawn
-        self.assertIn(len(pts), (7, 8))
+        # 7 drawn data entries (even), then the final state (the last mark, 79)
+        self.assertEqual(len(pts), 8)
+        self.assertTrue(all(e % 2 == 0 for e in entries[:7]))
         self.assertEqual(entries[-1], 79)
-        self.assertRegex(r.stdout.splitlines()[-1], r"^points [78] failed 0 entries 80 durable 40 seed 99$")
+        self.assertEqual(r.stdout.splitlines()[-1],
+                         "points 8 failed 0 entries 80 durable 40 seed 99 drawn 7")
+
+    def test_draw_is_the_reference_algorithm(self):
+        # point k is the k-th durable entry, log entry 2(k-1) in this log
+        for seed in (0, 1, 99, 4242, 18446744073709551615, 3575500220):
+            for count in (1, 7, 39):
+                _, pts = self.sweep("-n", str(count), "-s", str(seed))
+                got = [int(e) // 2 + 1 for e, _ in pts[:-1]]
+                self.assertEqual(got, reference_draw(seed, count, 40), (seed, count))
+
+    def test_reference_draw_is_uniform(self):
+        # every point about equally likely: 4,000 seeds drawing 5 of 40
+        hits = [0] * 41
+        for seed in range(4000):
+            for k in reference_draw(seed, 5, 40):
+                hits[k] += 1
+        expect = 4000 * 5 / 40
+        for k in range(1, 41):
+            self.assertLess(abs(hits[k] - expect), 0.2 * expect, (k, hits[k]))
+
+    def test_bad_numbers_are_refused(self):
+        for args in (("-n", "0", "-s", "1"), ("-n", "x", "-s", "1"), ("-n", "5", "-s", "12a"),
+                     ("-n", "5", "-s", "-3")):
+            r, pts = self.sweep(*args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertEqual(pts, [], args)
         # a point's mark is the last acknowledgement before it: write i is
         # entry 2i, its mark ack<i> entry 2i + 1
         for e, m in pts:
@@ -103,7 +153,7 @@ class ReplayLogSample(unittest.TestCase):
     def test_failure_names_seed_and_point(self):
         r, _ = self.sweep("-n", "5", "-s", "4242", cmd="false")
         self.assertEqual(r.returncode, 1)
-        self.assertRegex(r.stdout, r"# crash point 1 \(FLUSH/FUA entry \d+ of the log, entry \d+, "
+        self.assertRegex(r.stdout, r"# crash point 1 \(a FLUSH/FUA entry, log entry \d+, "
                          r"last mark '[0-9]*', seed 4242\) failed")
 
     def test_sampling_with_every_is_refused(self):

@@ -17,7 +17,7 @@ now_cs() { read -r NOW _ < /proc/uptime; NOW=${NOW%.*}${NOW#*.}; NOW=${NOW#0}; }
 # the time table of make check can be traced to the checks that spend it
 slow() {
 	now_cs
-	[ $((NOW - $2)) -ge 300 ] && diag "@@SLOW $(((NOW - $2) / 100)) s: $1"
+	[ $((NOW - $2)) -ge 300 ] && diag "@@SLOW $(((NOW - $2) / 100)) s: $SUITE: $1"
 	return 0
 }
 
