@@ -7,16 +7,18 @@
 #   user      host tests of the user tools: hcctl builds, trace tools (scripts/user-tests.sh)
 #   vm-6.12   every VM suite on Debian's 6.12 LTS kernel
 #   vm-6.1    a smoke subset on Debian 12's 6.1 kernel (every suite with --full)
-#   vm-debug  in-kernel KUnit, every VM suite at small sizes and the flashvm suite on a
-#             KASAN + lockdep kernel built from linux-source-6.12 with the FlashVM swap
-#             policy hooks (cached; ~8 min to build on a fresh machine, in the lint stage)
+#   vm-debug  in-kernel KUnit, every VM suite (the slow ones at small sizes) and the
+#             flashvm suite on a KASAN + lockdep kernel built from linux-source-6.12 with
+#             the FlashVM swap policy hooks (cached; ~5 min to build on a fresh machine,
+#             in the lint stage)
 #   bench     each benchmark (make bench, bench-traces, bench-hashcache, bench-flashvm)
 #             at a tiny size: its table is produced and sane (scripts/bench-smoke.sh)
 #   harness   the harness's own guarantees: a failing check, a WARN and an oops
 #             each fail a VM run
 # The host stages run first, one after the other; then the VM stages run in two lanes
 # side by side: vm-debug and harness in one, vm-6.12, vm-6.1 and bench in the other
-# (with --full, bench moves to the first); CHECK_JOBS=1 runs them one after the other. CHECK_STAGES="lint kunit" limits the run.
+# (with --full, bench moves to the first); CHECK_JOBS=1 runs them one after the other.
+# CHECK_STAGES="lint kunit" limits the run.
 #
 # Sampled and random tests (the crash-point sample, the ioctl and netlink fuzzers) draw
 # from SSC_SEED, printed at the start; by default it is derived from the commit and the
