@@ -165,9 +165,11 @@ fio_verify() {
 
 # is_debug_kernel: the KASAN/lockdep kernel is slow; suites use smaller sizes there
 is_debug_kernel() { case $(uname -r) in *ssc-debug*) return 0 ;; esac; return 1; }
+# is_full: make check-full (SSC_FULL=1), the depth before make check had a budget
+is_full() { [ "${SSC_FULL:-0}" = 1 ]; }
 # is_small: make check on the debug kernel, where a suite runs once at small sizes
-# (the same paths, fewer blocks); make check-full (SSC_FULL=1) keeps today's sizes
-is_small() { is_debug_kernel && [ "${SSC_FULL:-0}" != 1 ]; }
+# (the same paths, fewer blocks); make check-full keeps today's sizes
+is_small() { is_debug_kernel && ! is_full; }
 
 # sb_u64 DEV OFFSET / sb_u32 DEV OFFSET: a little-endian field of an ssc
 # superblock, read past the page cache (the kernel writes below it)

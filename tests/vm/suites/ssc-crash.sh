@@ -31,9 +31,9 @@ if is_debug_kernel; then
 	NOPS=120
 	POINTS=${CK_POINTS:-12}
 fi
-if [ "${SSC_FULL:-0}" = 1 ] && is_debug_kernel; then
+if is_full && is_debug_kernel; then
 	PICK="-e 8" WHICH="every 8th point"	# its depth before make check had a budget
-elif [ "${SSC_FULL:-0}" = 1 ]; then
+elif is_full; then
 	PICK="-e 1" WHICH="every point"
 else
 	PICK="-n $POINTS -s $SEED" WHICH="$POINTS drawn by seed $SEED"
@@ -79,9 +79,9 @@ sweep() {	# sweep MODE SEED FEATURES...
 	check "$mode: log devices down" dmsetup remove ou cu lw
 	replay-log list $L > /tmp/log.txt
 	diag "$mode: $(head -n 1 /tmp/log.txt); $(grep -cE '^[0-9]+ (F.|.U)' /tmp/log.txt) with FLUSH or FUA"
-	# shellcheck disable=SC2086 # PICK is two options
 	now_cs
 	t_sweep=$NOW
+	# shellcheck disable=SC2086 # PICK is two options
 	if replay-log sweep $PICK -m 3 -p ack $L $R $S /ssc/crash-check.sh > /tmp/sweep.out 2>&1; then
 		ok "$mode: crash points checked ($WHICH): $(tail -n 1 /tmp/sweep.out)"
 	else
@@ -94,7 +94,7 @@ sweep() {	# sweep MODE SEED FEATURES...
 	# "points P failed F entries E durable D seed S drawn N"
 	set -- $(tail -n 1 /tmp/sweep.out)
 	pts=${2:-0} dur=${8:-0} drawn=${12:-0}
-	if [ "${SSC_FULL:-0}" = 1 ]; then
+	if is_full; then
 		want=$((dur / ${PICK#-e })) got=$pts	# every N-th, and the final state
 	else
 		want=$POINTS got=$drawn			# exactly POINTS drawn FLUSH/FUA points
