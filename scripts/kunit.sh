@@ -23,9 +23,12 @@ mkdir -p "$build"
 rm -f "$ktap" "$json" "$build/test.log"
 log "kunit: building and running UML in $build"
 rc=0
+# the dm-ssc metadata fuzzer draws from make check's seed (SSC_SEED), so a failure replays
+seed=()
+[ -n "${SSC_SEED:-}" ] && seed=(--kernel_args="dm_ssc.kunit_seed=$SSC_SEED")
 (cd "$src" && python3 tools/testing/kunit/kunit.py run \
 	--kunitconfig="$SSC_TOP/tests/kunit/.kunitconfig" \
-	--build_dir="$build" --jobs="$(nproc)" --json="$json" "$@") || rc=$?
+	--build_dir="$build" --jobs="$(nproc)" --json="$json" "${seed[@]}" "$@") || rc=$?
 
 # the raw kernel log is teed to test.log; keep just the KTAP
 if [ -s "$build/test.log" ]; then

@@ -8,29 +8,93 @@
 
 #include <kunit/test.h>
 #include <linux/vmalloc.h>
+#include <linux/kthread.h>
+#include <linux/delay.h>
+#include <linux/random.h>
+#include <linux/prandom.h>
+#include <linux/moduleparam.h>
+#include <linux/unaligned.h>
 
 #define T_BLOCK_SECTORS		8
 #define T_SEGMENT_SECTORS	256	/* 32 blocks: 31 slots + summary */
 #define T_CACHE_SECTORS		(16 * 2048)
 
+/*
+ * The fake device. With a volatile write cache (ssc_ram_volatile()), a
+ * write lands in @mem, which reads see, and reaches @stable, what survives
+ * a power cut, only at the next flush, or at once with FUA. A gate stops
+ * the first I/O of a kind after @gate_skip others, between its issue and
+ * its completion, until the test opens it.
+ */
+enum { GATE_NONE, GATE_PREFLUSH, GATE_READ };
+
 struct ssc_ram {
 	u8 *mem;
+	u8 *stable;			/* NULL: no volatile cache */
+	unsigned long *unflushed;	/* a bit per sector of mem not in stable */
 	size_t size;
 	unsigned long writes;
+	unsigned long flushes;
+	spinlock_t lock;		/* the gate */
+	int gate;
+	unsigned int gate_skip;
+	struct completion gate_in, gate_out;
 };
+
+static void ssc_ram_do_flush(struct ssc_ram *d)
+{
+	unsigned long s, n = d->size >> SECTOR_SHIFT;
+
+	d->flushes++;
+	if (!d->stable)
+		return;
+	for_each_set_bit(s, d->unflushed, n)
+		memcpy(d->stable + (s << SECTOR_SHIFT), d->mem + (s << SECTOR_SHIFT),
+		       SECTOR_SIZE);
+	bitmap_zero(d->unflushed, n);
+}
+
+static bool ssc_ram_gated(struct ssc_ram *d, blk_opf_t opf, size_t len)
+{
+	bool stop = false;
+
+	spin_lock(&d->lock);
+	if ((d->gate == GATE_PREFLUSH && (opf & REQ_PREFLUSH) && len) ||
+	    (d->gate == GATE_READ && !op_is_write(opf))) {
+		if (d->gate_skip) {
+			d->gate_skip--;
+		} else {
+			d->gate = GATE_NONE;
+			stop = true;
+		}
+	}
+	spin_unlock(&d->lock);
+	return stop;
+}
 
 static int ssc_ram_rw(void *priv, blk_opf_t opf, sector_t sector, void *buf, size_t len)
 {
 	struct ssc_ram *d = priv;
 	size_t off = (size_t)sector << SECTOR_SHIFT;
 
-	if (!len)
-		return 0;
 	if (off + len > d->size)
 		return -EIO;
+	/* a flush is done when issued, before the write it comes with */
+	if (op_is_write(opf) && (opf & REQ_PREFLUSH || !len))
+		ssc_ram_do_flush(d);
+	if (ssc_ram_gated(d, opf, len)) {
+		complete(&d->gate_in);
+		wait_for_completion(&d->gate_out);
+	}
+	if (!len)
+		return 0;
 	if (op_is_write(opf)) {
 		memcpy(d->mem + off, buf, len);
 		d->writes++;
+		if (d->stable && (opf & REQ_FUA))
+			memcpy(d->stable + off, buf, len);
+		else if (d->stable)
+			bitmap_set(d->unflushed, sector, len >> SECTOR_SHIFT);
 	} else {
 		memcpy(buf, d->mem + off, len);
 	}
@@ -46,6 +110,8 @@ static void ssc_ram_free(void *p)
 	struct ssc_ram *d = p;
 
 	vfree(d->mem);
+	vfree(d->stable);
+	bitmap_free(d->unflushed);
 	kfree(d);
 }
 
@@ -56,9 +122,71 @@ static struct ssc_ram *ssc_test_ram(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, d);
 	d->size = (size_t)T_CACHE_SECTORS << SECTOR_SHIFT;
 	d->mem = vzalloc(d->size);
-	KUNIT_ASSERT_NOT_NULL(test, d->mem);
+	spin_lock_init(&d->lock);
+	init_completion(&d->gate_in);
+	init_completion(&d->gate_out);
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, ssc_ram_free, d));
+	KUNIT_ASSERT_NOT_NULL(test, d->mem);
 	return d;
+}
+
+/* Give @d a volatile write cache, empty: everything so far is stable. */
+static void ssc_ram_volatile(struct kunit *test, struct ssc_ram *d)
+{
+	d->stable = vmalloc(d->size);
+	d->unflushed = bitmap_zalloc(d->size >> SECTOR_SHIFT, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, d->stable);
+	KUNIT_ASSERT_NOT_NULL(test, d->unflushed);
+	memcpy(d->stable, d->mem, d->size);
+}
+
+/* A power cut now: a new device holding only what @d has made durable. */
+static struct ssc_ram *ssc_ram_power_cut(struct kunit *test, struct ssc_ram *d)
+{
+	struct ssc_ram *c = ssc_test_ram(test);
+
+	memcpy(c->mem, d->stable ? d->stable : d->mem, d->size);
+	return c;
+}
+
+/* Stop the next I/O of @kind after @skip others; returns when one is stopped. */
+static void ssc_ram_gate(struct ssc_ram *d, int kind, unsigned int skip)
+{
+	spin_lock(&d->lock);
+	reinit_completion(&d->gate_in);
+	reinit_completion(&d->gate_out);
+	d->gate_skip = skip;
+	d->gate = kind;
+	spin_unlock(&d->lock);
+}
+
+/* A thread running one engine call, for races against the test's own calls. */
+struct ssc_test_thread {
+	struct ssc_engine *e;
+	int (*fn)(struct ssc_engine *e);
+	int r;
+	struct completion done;
+};
+
+static int ssc_test_thread_fn(void *p)
+{
+	struct ssc_test_thread *t = p;
+
+	t->r = t->fn(t->e);
+	complete(&t->done);
+	return 0;
+}
+
+static void ssc_test_start(struct kunit *test, struct ssc_test_thread *t,
+			   struct ssc_engine *e, int (*fn)(struct ssc_engine *e))
+{
+	struct task_struct *k;
+
+	t->e = e;
+	t->fn = fn;
+	init_completion(&t->done);
+	k = kthread_run(ssc_test_thread_fn, t, "ssc-kunit");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(k));
 }
 
 static struct ssc_engine *ssc_test_open(struct kunit *test, struct ssc_ram *d)
@@ -356,6 +484,541 @@ static void ssc_engine_test_lru(struct kunit *test)
 	ssc_engine_destroy(e);
 }
 
+/* Fill the cache until only GC's reserve is left; every @dirty_every-th block is dirty. */
+static u64 ssc_test_fill_cache(struct kunit *test, struct ssc_engine *e,
+			       struct ssc_ram *d, unsigned int dirty_every)
+{
+	struct ssc_loc loc;
+	u64 ob;
+
+	for (ob = 0; ; ob++) {
+		if (ssc_reserve(e, ob, false, &loc))
+			break;
+		ssc_unreserve(e, &loc);
+		ssc_test_write(test, e, d, ob, 1, ob % dirty_every == 0);
+	}
+	KUNIT_ASSERT_EQ(test, 0, ssc_commit_pending(e));
+	return ob;
+}
+
+/*
+ * Finding 2: a writethrough write saw its block clean, then garbage
+ * collection dropped it with the REMOVE record still in RAM. The writer's
+ * evict must still make that drop durable before the origin is written,
+ * or a crash brings back the mapping to the old data.
+ */
+static void ssc_engine_test_evict_after_gc(struct kunit *test)
+{
+	struct ssc_ram *d = ssc_test_ram(test), *cut;
+	struct ssc_engine *e = ssc_test_open(test, d);
+	struct ssc_test_thread gc;
+	u64 ob, n, lsn, victim = U64_MAX;
+
+	n = ssc_test_fill_cache(test, e, d, 8);
+	ssc_ram_volatile(test, d);
+	/* GC stops at its first copy (after the summary read): drops done, not committed */
+	ssc_ram_gate(d, GATE_READ, 1);
+	ssc_test_start(test, &gc, e, ssc_gc);
+	wait_for_completion(&d->gate_in);
+	for (ob = 0; ob < n && victim == U64_MAX; ob++)
+		if (ob % 8 && ssc_peek(e, ob) == SSC_NOT_PRESENT)
+			victim = ob;
+	KUNIT_ASSERT_NE_MSG(test, victim, U64_MAX, "GC dropped no clean block");
+	/* the writer: evict what it saw clean, commit, then write the origin */
+	KUNIT_EXPECT_EQ(test, 0, ssc_evict(e, victim, false, &lsn));
+	KUNIT_EXPECT_EQ(test, 0, ssc_commit(e, lsn));
+	cut = ssc_ram_power_cut(test, d);	/* the origin write is acknowledged */
+	complete(&d->gate_out);
+	wait_for_completion(&gc.done);
+	ssc_engine_destroy(e);
+
+	e = ssc_test_open(test, cut);
+	KUNIT_EXPECT_EQ_MSG(test, SSC_NOT_PRESENT, ssc_peek(e, victim),
+			    "block %llu maps to data older than the origin after a crash",
+			    victim);
+	ssc_engine_destroy(e);
+}
+
+/*
+ * Finding 4: garbage collection moved a dirty block and has not committed
+ * the move. A FUA write in place must not land in the new slot while a
+ * crash would map the block to the old one.
+ */
+static void ssc_engine_test_fua_after_move(struct kunit *test)
+{
+	const size_t len = T_BLOCK_SECTORS << SECTOR_SHIFT;
+	struct ssc_ram *d = ssc_test_ram(test), *cut;
+	struct ssc_engine *e = ssc_test_open(test, d);
+	u8 *buf = kunit_kmalloc(test, len, GFP_KERNEL);
+	struct ssc_test_thread gc;
+	u64 ob, n, val, moved = U64_MAX;
+	struct ssc_loc loc;
+	u32 *slots;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	n = ssc_test_fill_cache(test, e, d, 2);
+	slots = kunit_kcalloc(test, n, sizeof(*slots), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, slots);
+	for (ob = 0; ob < n; ob++)
+		slots[ob] = ssc_smap_lookup(e->map, ob, &val) ? val_slot(val) : U32_MAX;
+	ssc_ram_volatile(test, d);
+	/* GC stops at its second copy: the first is moved, not committed */
+	ssc_ram_gate(d, GATE_READ, 2);
+	ssc_test_start(test, &gc, e, ssc_gc);
+	wait_for_completion(&d->gate_in);
+	mutex_lock(&e->lock);
+	for (ob = 0; ob < n && moved == U64_MAX; ob += 2)
+		if (ssc_smap_lookup(e->map, ob, &val) && val_slot(val) != slots[ob])
+			moved = ob;
+	mutex_unlock(&e->lock);
+	KUNIT_ASSERT_NE_MSG(test, moved, U64_MAX, "GC moved no dirty block");
+
+	KUNIT_EXPECT_EQ(test, SSC_DIRTY, ssc_get(e, moved, true, &loc));
+	if (loc.slot == U32_MAX) {
+		/* refused in place: the move is committed first */
+		KUNIT_EXPECT_EQ(test, 0, ssc_commit_pending(e));
+		KUNIT_ASSERT_EQ(test, SSC_DIRTY, ssc_get(e, moved, true, &loc));
+		KUNIT_ASSERT_NE(test, loc.slot, U32_MAX);
+	}
+	ssc_test_fill(buf, moved, 2);
+	ssc_ram_rw(d, REQ_OP_WRITE | REQ_FUA, loc.sector, buf, len);
+	ssc_put(e, &loc);
+	cut = ssc_ram_power_cut(test, d);	/* the FUA write is acknowledged */
+	complete(&d->gate_out);
+	wait_for_completion(&gc.done);
+	ssc_engine_destroy(e);
+
+	e = ssc_test_open(test, cut);
+	KUNIT_EXPECT_EQ(test, SSC_DIRTY, ssc_test_read(test, e, cut, moved, 2));
+	ssc_engine_destroy(e);
+}
+
+/*
+ * Finding 3: a FLUSH that arrives while a commit is in flight must not be
+ * answered by that commit's cache flush, which was issued before an
+ * in-place write the FLUSH covers had completed.
+ */
+static void ssc_engine_test_flush_in_flight(struct kunit *test)
+{
+	const size_t len = T_BLOCK_SECTORS << SECTOR_SHIFT;
+	struct ssc_ram *d = ssc_test_ram(test), *cut;
+	struct ssc_engine *e = ssc_test_open(test, d);
+	u8 *buf = kunit_kmalloc(test, len, GFP_KERNEL);
+	struct ssc_test_thread c, f;
+	struct ssc_loc loc;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	ssc_ram_volatile(test, d);
+	ssc_test_write(test, e, d, 5, 1, true);
+	ssc_test_write(test, e, d, 6, 1, false);	/* a record in RAM */
+	ssc_ram_gate(d, GATE_PREFLUSH, 0);
+	ssc_test_start(test, &c, e, ssc_commit_pending);
+	wait_for_completion(&d->gate_in);	/* its flush is done, its log write not */
+
+	/* an in-place write completes, then a FLUSH arrives */
+	KUNIT_ASSERT_EQ(test, SSC_DIRTY, ssc_get(e, 5, true, &loc));
+	KUNIT_ASSERT_NE(test, loc.slot, U32_MAX);
+	ssc_test_fill(buf, 5, 2);
+	ssc_ram_rw(d, REQ_OP_WRITE, loc.sector, buf, len);
+	ssc_put(e, &loc);
+	ssc_test_start(test, &f, e, ssc_flush);
+	msleep(50);	/* let the FLUSH queue behind the commit */
+	complete(&d->gate_out);
+	wait_for_completion(&c.done);
+	wait_for_completion(&f.done);
+	KUNIT_EXPECT_EQ(test, 0, f.r);
+	cut = ssc_ram_power_cut(test, d);	/* the FLUSH is acknowledged */
+	ssc_engine_destroy(e);
+
+	e = ssc_test_open(test, cut);
+	KUNIT_EXPECT_EQ(test, SSC_DIRTY, ssc_test_read(test, e, cut, 5, 2));
+	ssc_engine_destroy(e);
+}
+
+/*
+ * The metadata fuzzer. A device with a checkpoint, a log and sealed
+ * segments gets one field of one metadata object changed to a boundary,
+ * neighbouring or random value and its checksum recomputed, as a crafted
+ * device would. Create + load must refuse it with a message, or load a
+ * consistent cache that then works and loads again. KASAN (the debug
+ * kernel) catches what a wrong bound would do to the heap. Each run takes
+ * a new seed; dm_ssc.kunit_seed=N replays one.
+ */
+static ulong kunit_seed;
+module_param(kunit_seed, ulong, 0444);
+MODULE_PARM_DESC(kunit_seed, "KUnit: seed of the metadata fuzzer (0: random)");
+
+#define SSC_FUZZ_ROUNDS	160
+
+struct ssc_fuzz_field {
+	u16 off;
+	u8 width;
+};
+
+static const struct ssc_fuzz_field ssc_fuzz_sb[] = {
+	{ offsetof(struct ssc_sb, version), sizeof_field(struct ssc_sb, version) },
+	{ offsetof(struct ssc_sb, flags), sizeof_field(struct ssc_sb, flags) },
+	{ offsetof(struct ssc_sb, block_sectors), sizeof_field(struct ssc_sb, block_sectors) },
+	{ offsetof(struct ssc_sb, segment_sectors), sizeof_field(struct ssc_sb, segment_sectors) },
+	{ offsetof(struct ssc_sb, slots_per_seg), sizeof_field(struct ssc_sb, slots_per_seg) },
+	{ offsetof(struct ssc_sb, summary_sectors), sizeof_field(struct ssc_sb, summary_sectors) },
+	{ offsetof(struct ssc_sb, nr_segments), sizeof_field(struct ssc_sb, nr_segments) },
+	{ offsetof(struct ssc_sb, ckpt_start[0]), sizeof_field(struct ssc_sb, ckpt_start[0]) },
+	{ offsetof(struct ssc_sb, ckpt_start[1]), sizeof_field(struct ssc_sb, ckpt_start[1]) },
+	{ offsetof(struct ssc_sb, ckpt_sectors), sizeof_field(struct ssc_sb, ckpt_sectors) },
+	{ offsetof(struct ssc_sb, log_start), sizeof_field(struct ssc_sb, log_start) },
+	{ offsetof(struct ssc_sb, log_blocks), sizeof_field(struct ssc_sb, log_blocks) },
+	{ offsetof(struct ssc_sb, data_start), sizeof_field(struct ssc_sb, data_start) },
+	{ offsetof(struct ssc_sb, origin_blocks), sizeof_field(struct ssc_sb, origin_blocks) },
+	{ offsetof(struct ssc_sb, log_block_bytes), sizeof_field(struct ssc_sb, log_block_bytes) },
+};
+
+static const struct ssc_fuzz_field ssc_fuzz_ckpt[] = {
+	{ offsetof(struct ssc_ckpt_hdr, seq), sizeof_field(struct ssc_ckpt_hdr, seq) },
+	{ offsetof(struct ssc_ckpt_hdr, nr_entries),
+	  sizeof_field(struct ssc_ckpt_hdr, nr_entries) },
+	{ offsetof(struct ssc_ckpt_hdr, log_seq), sizeof_field(struct ssc_ckpt_hdr, log_seq) },
+	{ offsetof(struct ssc_ckpt_hdr, open_seg), sizeof_field(struct ssc_ckpt_hdr, open_seg) },
+	{ offsetof(struct ssc_ckpt_hdr, nr_blocks), sizeof_field(struct ssc_ckpt_hdr, nr_blocks) },
+	{ offsetof(struct ssc_ckpt_hdr, user_seq), sizeof_field(struct ssc_ckpt_hdr, user_seq) },
+};
+
+static const struct ssc_fuzz_field ssc_fuzz_blk[] = {
+	{ offsetof(struct ssc_ckpt_blk, ckpt_seq), sizeof_field(struct ssc_ckpt_blk, ckpt_seq) },
+	{ offsetof(struct ssc_ckpt_blk, index), sizeof_field(struct ssc_ckpt_blk, index) },
+	{ offsetof(struct ssc_ckpt_blk, nr), sizeof_field(struct ssc_ckpt_blk, nr) },
+};
+
+static const struct ssc_fuzz_field ssc_fuzz_ent[] = {
+	{ offsetof(struct ssc_map_ent, oblock), sizeof_field(struct ssc_map_ent, oblock) },
+	{ offsetof(struct ssc_map_ent, slot), sizeof_field(struct ssc_map_ent, slot) },
+	{ offsetof(struct ssc_map_ent, flags), sizeof_field(struct ssc_map_ent, flags) },
+};
+
+static const struct ssc_fuzz_field ssc_fuzz_log[] = {
+	{ offsetof(struct ssc_log_blk, seq), sizeof_field(struct ssc_log_blk, seq) },
+	{ offsetof(struct ssc_log_blk, ckpt_seq), sizeof_field(struct ssc_log_blk, ckpt_seq) },
+	{ offsetof(struct ssc_log_blk, nr), sizeof_field(struct ssc_log_blk, nr) },
+};
+
+static const struct ssc_fuzz_field ssc_fuzz_rec[] = {
+	{ offsetof(struct ssc_log_rec, oblock), sizeof_field(struct ssc_log_rec, oblock) },
+	{ offsetof(struct ssc_log_rec, slot), sizeof_field(struct ssc_log_rec, slot) },
+	{ offsetof(struct ssc_log_rec, type), sizeof_field(struct ssc_log_rec, type) },
+	{ offsetof(struct ssc_log_rec, flags), sizeof_field(struct ssc_log_rec, flags) },
+};
+
+static u64 ssc_fuzz_get(const u8 *p, unsigned int width)
+{
+	switch (width) {
+	case 1:
+		return *p;
+	case 2:
+		return get_unaligned_le16(p);
+	case 4:
+		return get_unaligned_le32(p);
+	default:
+		return get_unaligned_le64(p);
+	}
+}
+
+static void ssc_fuzz_put(u8 *p, unsigned int width, u64 v)
+{
+	switch (width) {
+	case 1:
+		*p = v;
+		break;
+	case 2:
+		put_unaligned_le16(v, p);
+		break;
+	case 4:
+		put_unaligned_le32(v, p);
+		break;
+	default:
+		put_unaligned_le64(v, p);
+		break;
+	}
+}
+
+/* A value a crafted device would try for a field holding @old. */
+static u64 ssc_fuzz_value(struct rnd_state *rs, const struct ssc_engine *e,
+			  u64 old, unsigned int width)
+{
+	u64 max = width == 8 ? U64_MAX : (1ULL << (width * 8)) - 1;
+	u64 cand[] = {
+		0, 1, max, max - 1, max >> 1, old + 1, old - 1, old * 2, old / 2,
+		e->nr_slots, e->nr_slots - 1, e->nr_slots + 1, e->nr_segs,
+		e->nr_segs - 1, e->geo.origin_blocks, e->geo.origin_blocks - 1,
+		1ULL << e->key_bits, e->slots_per_seg, e->geo.cache_sectors,
+		prandom_u32_state(rs),
+		old ^ (1ULL << (prandom_u32_state(rs) % (width * 8))),
+	};
+
+	return cand[prandom_u32_state(rs) % ARRAY_SIZE(cand)] & max;
+}
+
+struct ssc_fuzz_inv {
+	const struct ssc_engine *e;
+	unsigned long *seen;
+	u64 bad, dirty;
+};
+
+static int ssc_fuzz_inv_visit(void *ctx, u64 key, u64 val)
+{
+	struct ssc_fuzz_inv *c = ctx;
+
+	if (val_slot(val) >= c->e->nr_slots || key >= c->e->geo.origin_blocks ||
+	    __test_and_set_bit(val_slot(val), c->seen))
+		c->bad++;
+	c->dirty += val_dirty(val);
+	return 0;
+}
+
+/* A loaded engine is consistent: slots in range and unshared, counts right. */
+static void ssc_fuzz_check(struct kunit *test, struct ssc_engine *e, const char *what)
+{
+	struct ssc_fuzz_inv c = { .e = e };
+	u64 valid = 0, free = 0;
+	u32 i;
+
+	c.seen = bitmap_zalloc(e->nr_slots, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c.seen);
+	mutex_lock(&e->lock);
+	ssc_smap_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_fuzz_inv_visit, &c);
+	for (i = 0; i < e->nr_segs; i++) {
+		KUNIT_EXPECT_LE_MSG(test, e->segs[i].valid, e->slots_per_seg, "%s", what);
+		valid += e->segs[i].valid;
+		free += e->segs[i].state == SEG_FREE;
+	}
+	KUNIT_EXPECT_EQ_MSG(test, 0ULL, c.bad, "%s: bad map entries", what);
+	KUNIT_EXPECT_EQ_MSG(test, valid, ssc_smap_count(e->map), "%s", what);
+	KUNIT_EXPECT_EQ_MSG(test, c.dirty, e->nr_dirty, "%s", what);
+	KUNIT_EXPECT_EQ_MSG(test, free, (u64)e->free_segs, "%s", what);
+	mutex_unlock(&e->lock);
+	bitmap_free(c.seen);
+}
+
+/* Use a loaded engine: writes, GC, a checkpoint, a clean shutdown. */
+static void ssc_fuzz_use(struct kunit *test, struct ssc_engine *e, struct ssc_ram *d,
+			 struct rnd_state *rs)
+{
+	const size_t len = T_BLOCK_SECTORS << SECTOR_SHIFT;
+	u8 *buf = kunit_kmalloc(test, len, GFP_KERNEL);
+	struct ssc_loc loc;
+	u64 lsn;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	for (i = 0; i < 48; i++) {
+		u64 ob = prandom_u32_state(rs) % 4096;
+		bool dirty = i & 1;
+
+		if (ssc_reserve(e, ob, false, &loc))
+			break;
+		ssc_test_fill(buf, ob, 7);
+		ssc_ram_rw(d, REQ_OP_WRITE, loc.sector, buf, len);
+		if (!ssc_publish(e, ob, &loc, dirty, &lsn) && dirty)
+			ssc_commit(e, lsn);
+	}
+	if (ssc_gc_needed(e))
+		ssc_gc(e);
+	ssc_gc_one(e);		/* reads a summary, whatever the free space */
+	ssc_checkpoint(e);
+	ssc_engine_shutdown(e);
+	kunit_kfree(test, buf);
+}
+
+static void ssc_engine_test_fuzz_meta(struct kunit *test)
+{
+	struct ssc_ram *d = ssc_test_ram(test);
+	struct ssc_engine *e = ssc_test_open(test, d);
+	u64 seed = kunit_seed ? kunit_seed : get_random_u64() >> 1;
+	struct ssc_geometry geo = e->geo;
+	unsigned int round, refused = 0, loaded = 0;
+	sector_t ckpt[2], log = e->log_start;
+	u32 lbs = e->lbs, sum_bytes = e->summary_sectors << SECTOR_SHIFT;
+	struct rnd_state rs;
+	u8 *image;
+	u64 ob;
+
+	kunit_info(test, "fuzz seed %llu (replay: dm_ssc.kunit_seed=%llu)\n", seed, seed);
+	prandom_seed_state(&rs, seed);
+	ckpt[0] = e->ckpt_start[0];
+	ckpt[1] = e->ckpt_start[1];
+	/* a checkpoint with entries, sealed segments, and a log after it */
+	for (ob = 0; ob < 200; ob++)
+		ssc_test_write(test, e, d, ob * 3, 1, ob % 3 == 0);
+	KUNIT_ASSERT_EQ(test, 0, ssc_checkpoint(e));
+	for (ob = 0; ob < 40; ob++)
+		ssc_test_write(test, e, d, 1000 + ob, 1, ob % 2 == 0);
+	ssc_test_write(test, e, d, 3, 2, false);	/* a replacing INSERT */
+	KUNIT_ASSERT_EQ(test, 0, ssc_commit_pending(e));
+	ssc_engine_destroy(e);				/* crash: the log counts */
+
+	image = vmalloc(d->size);
+	KUNIT_ASSERT_NOT_NULL(test, image);
+	memcpy(image, d->mem, d->size);
+
+	for (round = 0; round < SSC_FUZZ_ROUNDS; round++) {
+		unsigned int kind = prandom_u32_state(&rs) % 6;
+		const struct ssc_fuzz_field *f;
+		u32 obj_len = SSC_MBLOCK_SIZE, nr;
+		const char *err = NULL;
+		char what[96];
+		u8 *obj;
+		u64 old, v;
+		int r;
+
+		memcpy(d->mem, image, d->size);
+		e = NULL;
+		switch (kind) {
+		case 0:		/* superblock */
+			obj = d->mem;
+			f = &ssc_fuzz_sb[prandom_u32_state(&rs) % ARRAY_SIZE(ssc_fuzz_sb)];
+			break;
+		case 1:		/* either checkpoint header */
+			obj = d->mem + (ckpt[prandom_u32_state(&rs) & 1] << SECTOR_SHIFT);
+			f = &ssc_fuzz_ckpt[prandom_u32_state(&rs) % ARRAY_SIZE(ssc_fuzz_ckpt)];
+			break;
+		case 2:		/* a checkpoint entry block's header */
+			obj = d->mem + ((ckpt[prandom_u32_state(&rs) & 1] +
+					 SSC_MBLOCK_SECTORS) << SECTOR_SHIFT);
+			f = &ssc_fuzz_blk[prandom_u32_state(&rs) % ARRAY_SIZE(ssc_fuzz_blk)];
+			break;
+		case 3: {	/* a checkpoint entry, or a duplicate slot */
+			struct ssc_ckpt_blk *b;
+			static struct ssc_fuzz_field ent;
+
+			obj = d->mem + ((ckpt[prandom_u32_state(&rs) & 1] +
+					 SSC_MBLOCK_SECTORS) << SECTOR_SHIFT);
+			b = (struct ssc_ckpt_blk *)obj;
+			nr = max_t(u32, 1, min_t(u32, le32_to_cpu(b->nr), SSC_CKPT_PER_BLOCK));
+			ent = ssc_fuzz_ent[prandom_u32_state(&rs) % ARRAY_SIZE(ssc_fuzz_ent)];
+			ent.off += offsetof(struct ssc_ckpt_blk, ent) +
+				(prandom_u32_state(&rs) % nr) * sizeof(struct ssc_map_ent);
+			f = &ent;
+			if (nr > 1 && prandom_u32_state(&rs) % 3 == 0) {
+				b->ent[nr - 1].slot = b->ent[0].slot;
+				ssc_seal_crc(obj, obj_len);
+				snprintf(what, sizeof(what), "round %u: duplicate slot", round);
+				goto load;
+			}
+			break;
+		}
+		case 4: {	/* a log block: header or a record */
+			struct ssc_log_blk *b;
+			static struct ssc_fuzz_field rec;
+
+			obj_len = lbs;
+			obj = d->mem + ((log + (prandom_u32_state(&rs) % 3) *
+					 (lbs >> SECTOR_SHIFT)) << SECTOR_SHIFT);
+			b = (struct ssc_log_blk *)obj;
+			if (prandom_u32_state(&rs) & 1) {
+				nr = prandom_u32_state(&rs) % ARRAY_SIZE(ssc_fuzz_log);
+				f = &ssc_fuzz_log[nr];
+				break;
+			}
+			nr = max_t(u32, 1, min_t(u32, le32_to_cpu(b->nr), SSC_LOG_PER_BLOCK(lbs)));
+			rec = ssc_fuzz_rec[prandom_u32_state(&rs) % ARRAY_SIZE(ssc_fuzz_rec)];
+			rec.off += offsetof(struct ssc_log_blk, rec) +
+				(prandom_u32_state(&rs) % nr) * sizeof(struct ssc_log_rec);
+			f = &rec;
+			break;
+		}
+		default: {	/* the summary GC reads next, after a good load */
+			int victim;
+
+			e = ssc_engine_create(&geo, &ssc_ram_ops, d, &err);
+			KUNIT_ASSERT_FALSE(test, IS_ERR(e));
+			KUNIT_ASSERT_EQ(test, 0, ssc_engine_load(e, true, &err));
+			mutex_lock(&e->lock);
+			victim = ssc_pick(e);
+			mutex_unlock(&e->lock);
+			if (victim < 0) {
+				ssc_engine_destroy(e);
+				continue;
+			}
+			obj_len = sum_bytes;
+			obj = d->mem + (seg_summary_sector(e, victim) << SECTOR_SHIFT);
+			{
+				static struct ssc_fuzz_field slot;
+
+				slot.off = offsetof(struct ssc_sum, oblock) +
+					(prandom_u32_state(&rs) % e->slots_per_seg) * 8;
+				slot.width = 8;
+				if (prandom_u32_state(&rs) & 1) {
+					slot.off = offsetof(struct ssc_sum, seg);
+					slot.width = 4;
+				}
+				f = &slot;
+			}
+			break;
+		}
+		}
+		old = ssc_fuzz_get(obj + f->off, f->width);
+		if (!e) {
+			/* an engine only to draw values that depend on the layout */
+			struct ssc_engine *ref = ssc_engine_create(&geo, &ssc_ram_ops, d, &err);
+
+			KUNIT_ASSERT_FALSE(test, IS_ERR(ref));
+			v = ssc_fuzz_value(&rs, ref, old, f->width);
+			ssc_engine_destroy(ref);
+		} else {
+			v = ssc_fuzz_value(&rs, e, old, f->width);
+		}
+		ssc_fuzz_put(obj + f->off, f->width, v);
+		ssc_seal_crc(obj, obj_len);
+		snprintf(what, sizeof(what), "round %u: object %u field at %u: %llu -> %llu",
+			 round, kind, f->off, old, v);
+		if (e) {
+			/* GC reads the summary; the map decides what it may drop */
+			ssc_fuzz_use(test, e, d, &rs);
+			ssc_fuzz_check(test, e, what);
+			ssc_engine_destroy(e);
+			e = ssc_engine_create(&geo, &ssc_ram_ops, d, &err);
+			KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(e), "%s: %s", what, err);
+			r = ssc_engine_load(e, true, &err);
+			KUNIT_EXPECT_EQ_MSG(test, 0, r, "%s: reload: %s", what, err);
+			ssc_engine_destroy(e);
+			loaded++;
+			continue;
+		}
+load:
+		err = NULL;
+		e = ssc_engine_create(&geo, &ssc_ram_ops, d, &err);
+		if (IS_ERR(e)) {
+			KUNIT_EXPECT_NOT_NULL_MSG(test, err, "%s: refused without a message", what);
+			refused++;
+			continue;
+		}
+		r = ssc_engine_load(e, true, &err);
+		if (r) {
+			KUNIT_EXPECT_NOT_NULL_MSG(test, err, "%s: refused without a message", what);
+			ssc_engine_destroy(e);
+			refused++;
+			continue;
+		}
+		loaded++;
+		KUNIT_EXPECT_LE_MSG(test, e->nr_slots,
+				    (u64)(geo.cache_sectors / geo.block_sectors), "%s", what);
+		ssc_fuzz_check(test, e, what);
+		ssc_fuzz_use(test, e, d, &rs);
+		ssc_engine_destroy(e);
+		/* what loaded once keeps loading */
+		e = ssc_engine_create(&geo, &ssc_ram_ops, d, &err);
+		KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(e), "%s: second create: %s", what, err);
+		r = ssc_engine_load(e, true, &err);
+		KUNIT_EXPECT_EQ_MSG(test, 0, r, "%s: second load: %s", what, err);
+		if (!r)
+			ssc_fuzz_check(test, e, what);
+		ssc_engine_destroy(e);
+	}
+	vfree(image);
+	kunit_info(test, "fuzz: %u rounds, %u refused, %u loaded\n", round, refused, loaded);
+	KUNIT_EXPECT_GT(test, refused, 0U);
+	KUNIT_EXPECT_GT(test, loaded, 0U);
+}
+
 static int ssc_engine_test_init(struct kunit_suite *suite)
 {
 	return ssc_smap_global_init();
@@ -374,6 +1037,10 @@ static struct kunit_case ssc_engine_test_cases[] = {
 	KUNIT_CASE(ssc_engine_test_gc),
 	KUNIT_CASE(ssc_engine_test_log_corruption),
 	KUNIT_CASE(ssc_engine_test_lru),
+	KUNIT_CASE(ssc_engine_test_evict_after_gc),
+	KUNIT_CASE(ssc_engine_test_fua_after_move),
+	KUNIT_CASE(ssc_engine_test_flush_in_flight),
+	KUNIT_CASE(ssc_engine_test_fuzz_meta),
 	{}
 };
 

@@ -33,6 +33,7 @@
 #include <linux/math64.h>
 #include <linux/blk_types.h>
 #include <linux/bitmap.h>
+#include <linux/overflow.h>
 
 #include "ssc-engine.h"
 #include "ssc-format.h"
@@ -49,12 +50,27 @@ struct ssc_seg {
 	u32 valid;
 	u32 dirty;
 	u64 age;		/* e->user_seq when last written */
+	/*
+	 * The record of the last block garbage collection moved into this
+	 * segment: until it is committed, a crash maps the block to its old
+	 * slot, so nothing may be written in place here.
+	 */
+	u64 move_lsn;
 	atomic_t inflight;	/* reads, in-place writes, reservations */
 	u8 state;
 };
 
 #define SSC_ERR_CKPT_NOMEM	"Out of memory loading the checkpoint"
 #define SSC_ERR_CKPT_RANGE	"Checkpoint maps a block outside the cache or origin"
+#define SSC_ERR_DIRTY_BEYOND \
+	"Cache holds dirty blocks past the end of the origin: load a table as long as before"
+
+/*
+ * Sequence numbers start below 2^48 at format and count up by one per
+ * checkpoint or log block: one at or past this limit was never written by
+ * the engine, and refusing it keeps every later one from wrapping.
+ */
+#define SSC_SEQ_LIMIT		BIT_ULL(60)
 
 /* GC needs a reserve and a watermark above it */
 #define SSC_MIN_DATA_SEGS	6
@@ -117,6 +133,13 @@ struct ssc_engine {
 	u64 appended_lsn;
 	u64 committed_lsn;
 	u64 remove_lsn;
+	/*
+	 * Cache flushes issued under commit_lock, and the number of the last
+	 * one that completed: a flush numbered above what a FLUSH saw when it
+	 * arrived was issued after it.
+	 */
+	u64 flushes_issued;
+	u64 flushes_done;
 	u64 log_head;		/* blocks used since the checkpoint */
 	u64 next_log_seq;
 	void *log_buf;
@@ -321,12 +344,29 @@ static int ssc_write_sb(struct ssc_engine *e, bool clean)
 	return r;
 }
 
-/* Check a superblock read from disk against the table's geometry. */
+/* The end of the region [@start, @start + @len) in @end; false on overflow. */
+static bool ssc_region(u64 start, u64 len, u64 *end)
+{
+	return !check_add_overflow(start, len, end);
+}
+
+/*
+ * Check a superblock read from disk against the table's geometry. Nothing
+ * in it is trusted: a checksum only tells a torn write from an intact one,
+ * and anyone can compute it. Every field the engine sizes memory or I/O by
+ * must describe the layout ssc_compute_layout() makes: regions in order,
+ * aligned, inside the device and not overlapping, and a checkpoint region
+ * that holds a map of every slot.
+ */
 static int ssc_check_sb(struct ssc_engine *e, const void *buf, const char **err)
 {
 	const struct ssc_sb *sb = buf;
 	const struct ssc_geometry *geo = &e->geo;
-	u64 nr_segs, end;
+	u64 nr_segs, slots, ckpt_blocks, c0_end, c1_end, log_end, log_bytes, data_end;
+	u64 c0 = le64_to_cpu(sb->ckpt_start[0]), c1 = le64_to_cpu(sb->ckpt_start[1]);
+	u64 cs = le64_to_cpu(sb->ckpt_sectors), ls = le64_to_cpu(sb->log_start);
+	u64 lb = le64_to_cpu(sb->log_blocks), ds = le64_to_cpu(sb->data_start);
+	u32 spb = le32_to_cpu(sb->slots_per_seg), lbs = le32_to_cpu(sb->log_block_bytes);
 
 	if (le32_to_cpu(sb->magic) != SSC_SB_MAGIC) {
 		*err = "Cache device holds something else: zero its first 4 KiB to format it";
@@ -336,7 +376,8 @@ static int ssc_check_sb(struct ssc_engine *e, const void *buf, const char **err)
 		*err = "Cache superblock checksum mismatch";
 		return -EUCLEAN;
 	}
-	if (le32_to_cpu(sb->version) != SSC_FORMAT_VERSION) {
+	if (le32_to_cpu(sb->version) != SSC_FORMAT_VERSION ||
+	    le32_to_cpu(sb->flags) & ~SSC_SB_CLEAN) {
 		*err = "Unsupported cache format version";
 		return -EINVAL;
 	}
@@ -348,27 +389,59 @@ static int ssc_check_sb(struct ssc_engine *e, const void *buf, const char **err)
 		*err = "segment_size does not match the cache device's superblock";
 		return -EINVAL;
 	}
-	if (le32_to_cpu(sb->log_block_bytes) < geo->log_block_bytes ||
-	    le32_to_cpu(sb->log_block_bytes) > SSC_MBLOCK_SIZE ||
-	    !is_power_of_2(le32_to_cpu(sb->log_block_bytes))) {
+	if (lbs < geo->log_block_bytes || lbs > SSC_MBLOCK_SIZE || lbs < SECTOR_SIZE ||
+	    !is_power_of_2(lbs)) {
 		*err = "Cache device's logical block size grew since it was formatted";
 		return -EINVAL;
 	}
+
+	*err = "Cache superblock describes an impossible layout";
+	/* segments: slots and their summary fit, as many as the device holds */
 	nr_segs = le64_to_cpu(sb->nr_segments);
-	end = le64_to_cpu(sb->data_start) + nr_segs * geo->segment_sectors;
-	if (!nr_segs || end > geo->cache_sectors ||
-	    le32_to_cpu(sb->slots_per_seg) == 0 ||
-	    (u64)le32_to_cpu(sb->slots_per_seg) * geo->block_sectors +
-	    le32_to_cpu(sb->summary_sectors) > geo->segment_sectors ||
-	    le64_to_cpu(sb->log_start) + le64_to_cpu(sb->log_blocks) *
-	    (le32_to_cpu(sb->log_block_bytes) >> SECTOR_SHIFT) >
-	    le64_to_cpu(sb->data_start) ||
-	    le64_to_cpu(sb->ckpt_sectors) < SSC_MBLOCK_SECTORS) {
+	if (!spb || (u64)spb * geo->block_sectors >= geo->segment_sectors ||
+	    le32_to_cpu(sb->summary_sectors) != ssc_summary_sectors(spb) ||
+	    (u64)spb * geo->block_sectors + ssc_summary_sectors(spb) >
+	    geo->segment_sectors)
+		return -EINVAL;
+	if (nr_segs < SSC_MIN_DATA_SEGS ||
+	    nr_segs > div_u64(geo->cache_sectors, geo->segment_sectors))
+		return -EINVAL;
+	slots = nr_segs * spb;		/* both bounded above: no overflow */
+	if (slots >= U32_MAX)
+		return -EINVAL;
+
+	/* regions: superblock, ckpt[0], ckpt[1], log, data, in this order */
+	ckpt_blocks = div_u64(cs, SSC_MBLOCK_SECTORS);
+	log_bytes = (u64)lbs * lb;
+	if (cs % SSC_MBLOCK_SECTORS || ckpt_blocks < 1 + DIV_ROUND_UP(slots, SSC_CKPT_PER_BLOCK) ||
+	    c0 < SSC_MBLOCK_SECTORS || c0 % SSC_MBLOCK_SECTORS || c1 % SSC_MBLOCK_SECTORS ||
+	    ls % SSC_MBLOCK_SECTORS || ds % geo->segment_sectors ||
+	    lb > div_u64(geo->cache_sectors, lbs >> SECTOR_SHIFT) ||
+	    log_bytes < 1024 * SSC_MBLOCK_SIZE ||
+	    !ssc_region(c0, cs, &c0_end) || c1 < c0_end ||
+	    !ssc_region(c1, cs, &c1_end) || ls < c1_end ||
+	    !ssc_region(ls, log_bytes >> SECTOR_SHIFT, &log_end) || ds < log_end ||
+	    !ssc_region(ds, nr_segs * geo->segment_sectors, &data_end) ||
+	    data_end > geo->cache_sectors) {
 		*err = "Cache superblock describes a device larger than the cache device";
 		return -EINVAL;
 	}
-	memcpy(&e->sb, sb, sizeof(e->sb));
+	*err = NULL;
 	return 0;
+}
+
+/* Do two superblocks describe the same layout (all but the changing fields)? */
+static bool ssc_sb_same_layout(const struct ssc_sb *a, const struct ssc_sb *b)
+{
+	struct ssc_sb x = *a, y = *b;
+
+	x.crc = 0;
+	y.crc = 0;
+	x.flags = 0;
+	y.flags = 0;
+	x.shutdowns = 0;
+	y.shutdowns = 0;
+	return !memcmp(&x, &y, sizeof(x));
 }
 
 static void ssc_apply_sb(struct ssc_engine *e)
@@ -486,6 +559,8 @@ struct ssc_engine *ssc_engine_create(const struct ssc_geometry *geo,
 			goto bad;
 	} else {
 		r = ssc_check_sb(e, buf, err);
+		if (!r)
+			memcpy(&e->sb, buf, sizeof(e->sb));
 		kfree(buf);
 		if (r)
 			goto bad;
@@ -743,41 +818,27 @@ static unsigned int ssc_log_build(struct ssc_engine *e)
 
 static int __ssc_checkpoint(struct ssc_engine *e);
 
-/**
- * ssc_commit() - make the log durable up to a record
- * @e: the engine
- * @lsn: the record, as returned by ssc_publish() or ssc_evict(); 0 is a no-op
- *
- * Every record appended so far is written, in as few log blocks as fit,
- * with a cache flush before them (so the data the records point at is
- * durable first) and FUA. Concurrent callers share a commit.
- *
- * Return: 0, or the error that made the cache fail.
+/*
+ * Write every pending record, in as few log blocks as fit, with a cache
+ * flush before them (so the data they point at is durable first) and FUA.
+ * Called with commit_lock held.
  */
-int ssc_commit(struct ssc_engine *e, u64 lsn)
+static int __ssc_commit(struct ssc_engine *e)
 {
 	unsigned int nblocks;
 	sector_t sector;
-	u64 last;
-	int r = 0;
+	u64 last, flush;
+	int r;
 
-	if (lsn <= READ_ONCE(e->committed_lsn))
-		return READ_ONCE(e->error);
-
-	mutex_lock(&e->commit_lock);
-	if (lsn <= e->committed_lsn)
-		goto out;
+	lockdep_assert_held(&e->commit_lock);
 	mutex_lock(&e->lock);
 	r = e->error;
-	if (r) {
-		mutex_unlock(&e->lock);
+	if (r)
 		goto out;
-	}
 	nblocks = ssc_log_build(e);
 	if (e->log_head + nblocks > SSC_LOG_LIMIT(e)) {
 		/* the checkpoint covers every pending record */
 		r = __ssc_checkpoint(e);
-		mutex_unlock(&e->lock);
 		goto out;
 	}
 	sector = e->log_start + e->log_head * e->lbs_sectors;
@@ -785,18 +846,47 @@ int ssc_commit(struct ssc_engine *e, u64 lsn)
 	e->next_log_seq += nblocks;
 	last = e->appended_lsn;
 	e->nr_pending = 0;
+	flush = ++e->flushes_issued;
 	mutex_unlock(&e->lock);
 
 	r = ssc_meta_rw(e, REQ_OP_WRITE | REQ_SYNC | REQ_PREFLUSH | REQ_FUA,
 			sector, e->log_buf, (size_t)nblocks * e->lbs);
 	mutex_lock(&e->lock);
-	if (r)
+	if (r) {
 		ssc_set_error(e, r);
-	else
+	} else {
 		WRITE_ONCE(e->committed_lsn, last);
+		e->flushes_done = flush;
+	}
 	e->st.commits++;
-	mutex_unlock(&e->lock);
 out:
+	mutex_unlock(&e->lock);
+	return r;
+}
+
+/**
+ * ssc_commit() - make the log durable up to a record
+ * @e: the engine
+ * @lsn: the record, as returned by ssc_publish() or ssc_evict(); 0 is a no-op
+ *
+ * Every record appended so far is written (see __ssc_commit()). Concurrent
+ * callers share a commit: a record is durable once any commit that was
+ * built after it was appended has completed.
+ *
+ * Return: 0, or the error that made the cache fail.
+ */
+int ssc_commit(struct ssc_engine *e, u64 lsn)
+{
+	int r = 0;
+
+	if (lsn <= READ_ONCE(e->committed_lsn))
+		return READ_ONCE(e->error);
+
+	mutex_lock(&e->commit_lock);
+	if (lsn > e->committed_lsn)
+		r = __ssc_commit(e);
+	else
+		r = READ_ONCE(e->error);
 	mutex_unlock(&e->commit_lock);
 	return r;
 }
@@ -906,6 +996,7 @@ static int __ssc_checkpoint(struct ssc_engine *e)
 		.start = e->ckpt_start[tgt] + SSC_MBLOCK_SECTORS,
 	};
 	struct ssc_ckpt_hdr *h;
+	u64 flush;
 	int r;
 
 	lockdep_assert_held(&e->commit_lock);
@@ -932,10 +1023,12 @@ static int __ssc_checkpoint(struct ssc_engine *e)
 	h->open_seg = cpu_to_le32(e->open_seg);
 	h->user_seq = cpu_to_le64(e->user_seq);
 	ssc_seal_crc(h, SSC_MBLOCK_SIZE);
+	flush = ++e->flushes_issued;
 	r = ssc_meta_rw(e, REQ_OP_WRITE | REQ_SYNC | REQ_PREFLUSH | REQ_FUA,
 			e->ckpt_start[tgt], h, SSC_MBLOCK_SIZE);
 	if (r)
 		goto fail;
+	e->flushes_done = flush;
 
 	e->ckpt_cur = tgt;
 	e->ckpt_seq++;
@@ -995,26 +1088,45 @@ int ssc_commit_pending(struct ssc_engine *e)
  * @e: the engine
  *
  * Commits the pending records; if there are none, flushes the cache
- * device, which makes in-place writes of dirty blocks durable.
+ * device, which makes in-place writes of dirty blocks durable. Either way
+ * a cache flush issued after this call began has completed when it
+ * returns: one issued earlier may have overtaken a write that was
+ * acknowledged before the call, so it is never reused. Concurrent calls
+ * share one flush.
  *
  * Return: 0 or an error.
  */
 int ssc_flush(struct ssc_engine *e)
 {
-	u64 lsn = ssc_appended(e);
+	u64 seen, flush;
 	int r;
 
-	if (lsn > READ_ONCE(e->committed_lsn))
-		return ssc_commit(e, lsn);
+	mutex_lock(&e->lock);
+	seen = e->flushes_issued;
+	mutex_unlock(&e->lock);
+
+	mutex_lock(&e->commit_lock);
 	r = READ_ONCE(e->error);
-	if (r)
-		return r;
-	r = e->ops->rw(e->priv, REQ_OP_WRITE | REQ_PREFLUSH, 0, NULL, 0);
-	if (r) {
-		mutex_lock(&e->lock);
-		ssc_set_error(e, r);
+	if (r || e->flushes_done > seen)
+		goto out;
+	mutex_lock(&e->lock);
+	if (e->appended_lsn > e->committed_lsn) {
 		mutex_unlock(&e->lock);
+		r = __ssc_commit(e);
+		goto out;
 	}
+	flush = ++e->flushes_issued;
+	mutex_unlock(&e->lock);
+
+	r = e->ops->rw(e->priv, REQ_OP_WRITE | REQ_PREFLUSH, 0, NULL, 0);
+	mutex_lock(&e->lock);
+	if (r)
+		ssc_set_error(e, r);
+	else
+		e->flushes_done = flush;
+	mutex_unlock(&e->lock);
+out:
+	mutex_unlock(&e->commit_lock);
 	return r;
 }
 
@@ -1027,7 +1139,8 @@ int ssc_flush(struct ssc_engine *e)
  * @e: the engine
  * @oblock: origin block
  * @for_write: the caller wants to overwrite the block in place; then only
- *	a dirty block outside garbage collection is returned
+ *	a dirty block outside garbage collection, whose mapping is durable
+ *	(not moved by garbage collection since the last commit), is returned
  * @loc: receives the location
  *
  * A returned location stays valid (its segment is not reused) until
@@ -1047,7 +1160,8 @@ enum ssc_state ssc_get(struct ssc_engine *e, u64 oblock, bool for_write,
 		st = val_dirty(val) ? SSC_DIRTY : SSC_CLEAN;
 		ssc_fill_loc(e, val_slot(val), loc);
 		if (for_write && (st != SSC_DIRTY ||
-				  e->segs[loc->seg].state == SEG_GC)) {
+				  e->segs[loc->seg].state == SEG_GC ||
+				  e->segs[loc->seg].move_lsn > READ_ONCE(e->committed_lsn))) {
 			/* not writable in place: report the state, pin nothing */
 			loc->slot = U32_MAX;
 		} else {
@@ -1332,7 +1446,7 @@ out:
  * @oblock: the origin block
  * @allow_dirty: also drop a dirty block (its data is lost)
  * @lsn: receives the record to commit before the eviction may be relied
- *	on, or 0 if the block was not cached
+ *	on; if the block was not cached, the last record that dropped a block
  *
  * Return: 0, -EBUSY for a dirty block without @allow_dirty, or the error
  * that made the cache fail.
@@ -1347,8 +1461,14 @@ int ssc_evict(struct ssc_engine *e, u64 oblock, bool allow_dirty, u64 *lsn)
 	r = ssc_log_room(e, 1);
 	if (r)
 		goto out;
-	if (!ssc_smap_lookup(e->map, oblock, &val))
+	if (!ssc_smap_lookup(e->map, oblock, &val)) {
+		/*
+		 * Not cached, but garbage collection may have dropped it with
+		 * a record still in RAM: the caller relies on the drop too.
+		 */
+		*lsn = e->remove_lsn;
 		goto out;
+	}
 	if (val_dirty(val) && !allow_dirty) {
 		r = -EBUSY;
 		goto out;
@@ -1539,8 +1659,9 @@ static int ssc_gc_copy(struct ssc_engine *e, u64 oblock, u32 old_slot)
 			__assign_bit(nloc.slot, e->dref,
 				     test_bit(old_slot, e->dref));
 		e->segs[nloc.seg].age = e->user_seq;
-		ssc_log_append(e, SSC_REC_INSERT, oblock, nloc.slot,
-			       val_dirty(val) ? SSC_ENT_DIRTY : 0);
+		e->segs[nloc.seg].move_lsn =
+			ssc_log_append(e, SSC_REC_INSERT, oblock, nloc.slot,
+				       val_dirty(val) ? SSC_ENT_DIRTY : 0);
 		e->st.gc_copied++;
 	}
 	mutex_unlock(&e->lock);
@@ -1681,7 +1802,8 @@ static int ssc_read_ckpt_hdr(struct ssc_engine *e, int i, struct ssc_ckpt_hdr *h
 
 	if (r)
 		return r;
-	if (!ssc_check_crc(h, SSC_MBLOCK_SIZE, SSC_CKPT_MAGIC) || !le64_to_cpu(h->seq))
+	if (!ssc_check_crc(h, SSC_MBLOCK_SIZE, SSC_CKPT_MAGIC) || !le64_to_cpu(h->seq) ||
+	    le64_to_cpu(h->seq) >= SSC_SEQ_LIMIT || le64_to_cpu(h->log_seq) >= SSC_SEQ_LIMIT)
 		return -EUCLEAN;
 	if (le32_to_cpu(h->nr_blocks) * (u64)SSC_MBLOCK_SECTORS + SSC_MBLOCK_SECTORS >
 	    e->ckpt_sectors || le64_to_cpu(h->nr_entries) >
@@ -1833,6 +1955,82 @@ static int ssc_replay(struct ssc_engine *e, const struct ssc_ckpt_hdr *h,
 	return 0;
 }
 
+struct ssc_verify_ctx {
+	struct ssc_engine *e;
+	unsigned long *seen;	/* a bit per slot */
+	u64 *beyond;		/* clean blocks past the origin's end, or NULL */
+	u64 nr_beyond;
+	u64 dirty_beyond;
+	bool dup;
+};
+
+static int ssc_verify_visit(void *ctx, u64 key, u64 val)
+{
+	struct ssc_verify_ctx *c = ctx;
+
+	if (key >= c->e->geo.origin_blocks) {
+		if (val_dirty(val))
+			c->dirty_beyond++;
+		else if (c->beyond)
+			c->beyond[c->nr_beyond++] = key;
+		else
+			c->nr_beyond++;
+		return 0;
+	}
+	if (c->seen && __test_and_set_bit(val_slot(val), c->seen)) {
+		c->dup = true;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The map as loaded from the device must be one the engine could have
+ * written: no slot holds two blocks (each would read the other's data), and
+ * no block lies past the end of the origin (write-back would write there).
+ * A table may have been made shorter since: clean blocks past its end are
+ * dropped, dirty ones refuse the load so that their data is not lost.
+ */
+static int ssc_verify_map(struct ssc_engine *e, const char **err)
+{
+	struct ssc_verify_ctx c = { .e = e };
+	u64 i;
+
+	c.seen = kvcalloc(BITS_TO_LONGS(e->nr_slots), sizeof(long), GFP_KERNEL);
+	if (!c.seen) {
+		*err = "Out of memory loading the cache";
+		return -ENOMEM;
+	}
+	ssc_smap_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_verify_visit, &c);
+	kvfree(c.seen);
+	c.seen = NULL;
+	if (c.dup) {
+		*err = "Cache metadata maps two blocks to one slot";
+		return -EUCLEAN;
+	}
+	if (c.dirty_beyond) {
+		pr_err("dm-ssc: %llu dirty blocks lie past the end of the origin (%llu blocks)\n",
+		       c.dirty_beyond, e->geo.origin_blocks);
+		*err = SSC_ERR_DIRTY_BEYOND;
+		return -EINVAL;
+	}
+	if (!c.nr_beyond)
+		return 0;
+	c.beyond = kvmalloc_array(c.nr_beyond, sizeof(u64), GFP_KERNEL);
+	if (!c.beyond) {
+		*err = "Out of memory loading the cache";
+		return -ENOMEM;
+	}
+	c.nr_beyond = 0;
+	ssc_smap_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_verify_visit, &c);
+	for (i = 0; i < c.nr_beyond; i++)
+		ssc_smap_remove(e->map, c.beyond[i], NULL, GFP_KERNEL);
+	pr_info("dm-ssc: dropped %llu clean blocks past the end of the origin\n",
+		c.nr_beyond);
+	kvfree(c.beyond);
+	return 0;
+}
+
 static int ssc_count_visit(void *ctx, u64 key, u64 val)
 {
 	struct ssc_engine *e = ctx;
@@ -1906,6 +2104,13 @@ int ssc_engine_load(struct ssc_engine *e, bool want_dirty_table, const char **er
 	ret = ssc_check_sb(e, h[0], err);
 	if (ret)
 		goto out;
+	if (!ssc_sb_same_layout(&e->sb, (const struct ssc_sb *)h[0])) {
+		/* this engine's memory was sized by the copy it was created with */
+		*err = "Cache superblock changed since the table was loaded";
+		ret = -EINVAL;
+		goto out;
+	}
+	memcpy(&e->sb, h[0], sizeof(e->sb));
 
 	r[0] = ssc_read_ckpt_hdr(e, 0, h[0]);
 	r[1] = ssc_read_ckpt_hdr(e, 1, h[1]);
@@ -1925,6 +2130,9 @@ int ssc_engine_load(struct ssc_engine *e, bool want_dirty_table, const char **er
 	if (ret)
 		goto out;
 	ret = ssc_replay(e, h[which], suspect, err);
+	if (ret)
+		goto out;
+	ret = ssc_verify_map(e, err);
 	if (ret)
 		goto out;
 	open = le32_to_cpu(h[which]->open_seg);

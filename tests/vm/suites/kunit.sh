@@ -14,7 +14,8 @@ check "the filter keeps every other load quiet: modprobe dm-ssc runs no KUnit ca
 	'modprobe dm-ssc && ! ls -d /sys/kernel/debug/kunit/*/results > /dev/null 2>&1 && rmmod dm_ssc'
 # (printf: a charp parameter keeps a trailing newline, and a glob with one matches nothing)
 check "KUnit filter opened for this suite's loads" sh -c "printf '*' > $GLOB"
-check "modprobe dm-ssc runs its KUnit suites" modprobe dm-ssc
+# the metadata fuzzer draws from the run's seed, so a failure replays with SSC_SEED
+check "modprobe dm-ssc runs its KUnit suites" modprobe dm-ssc ${SSC_SEED:+kunit_seed=$SSC_SEED}
 check "modprobe hashcache runs its KUnit suites" modprobe hashcache
 check "KUnit filter closed again" sh -c "printf '%s' '$quiet' > $GLOB"
 cases=0
