@@ -82,6 +82,8 @@
 
 #define SSC_CELL_HASH_BITS	8
 #define SSC_CELL_POOL		64
+/* Bounce buffers kept for fills and writethrough writes under memory pressure */
+#define SSC_BOUNCE_POOL		4
 #define SSC_MAX_EXISTS		BIT(20)
 
 /* At most one GC_STALL event per volume per this interval */
@@ -188,10 +190,32 @@ struct ssc_c {
 	struct work_struct gc_work;
 	struct work_struct wb_work;
 	struct delayed_work commit_work;
+	bool works_ready;		/* the work items above are initialised */
 	bool suspended;
 	bool writeback_all;
+	/*
+	 * Messages that write the cache device run under it, and suspend
+	 * takes it after setting suspended: none runs past a suspend.
+	 */
+	struct mutex msg_lock;
 
+	/*
+	 * Each path that holds bios at once has its own set, so that one
+	 * that waits for a bio only waits for its own kind to complete:
+	 * bs for clones and the origin half of a writethrough write, cache_bs
+	 * for its cache half, meta_bs for the engine's metadata I/O, wb_bs
+	 * for write-back (one bio per lane at a time).
+	 */
 	struct bio_set bs;
+	struct bio_set cache_bs;
+	struct bio_set meta_bs;
+	struct bio_set wb_bs;
+	/* origin writes completed, and how many of them were flushed */
+	atomic64_t origin_writes;
+	s64 origin_flushed;
+	/* block-sized buffers the target owns, for data it copies to the cache */
+	mempool_t bounce_pool;
+	unsigned int bounce_order;
 	mempool_t cell_pool;
 	spinlock_t cell_lock;		/* protects cells[] */
 	struct hlist_head cells[1 << SSC_CELL_HASH_BITS];
@@ -242,6 +266,7 @@ static LIST_HEAD(ssc_volumes);
 static DEFINE_MUTEX(ssc_volumes_lock);
 
 static void ssc_event(struct ssc_c *sc, unsigned int ev);
+static void ssc_stop_background(struct ssc_c *sc);
 static void ssc_engine_event(void *priv, enum ssc_engine_event ev, u64 a, u64 b);
 
 static void ssc_stats_sum(struct ssc_c *sc, struct ssc_stats *sum)
@@ -421,7 +446,7 @@ static int ssc_bdev_rw(void *priv, blk_opf_t opf, sector_t sector, void *buf,
 		size_t done = 0;
 		struct bio *bio;
 
-		bio = bio_alloc(bdev, nr, opf, GFP_NOIO);
+		bio = bio_alloc_bioset(bdev, nr, opf, GFP_NOIO, &sc->meta_bs);
 		bio->bi_iter.bi_sector = sector;
 		while (len - done && bio->bi_vcnt < nr) {
 			void *p = buf + done;
@@ -460,17 +485,44 @@ static int ssc_bdev_discard(void *priv, sector_t sector, sector_t nr_sects)
 	return blkdev_issue_discard(bdev, sector, nr_sects, GFP_NOIO);
 }
 
+/* The engine wants GC; never once suspend has begun (see ssc_stop_background()). */
 static void ssc_kick_gc(void *priv)
 {
 	struct ssc_c *sc = priv;
 
-	queue_work(sc->gc_wq, &sc->gc_work);
+	if (!READ_ONCE(sc->suspended))
+		queue_work(sc->gc_wq, &sc->gc_work);
+}
+
+/*
+ * A clean mapping is about to become durable: the origin writes that
+ * completed so far are made durable first, or a crash could leave a clean
+ * block whose data the origin lost (served until GC drops it, then the
+ * older data: a block that changes with no write). Serialized by the
+ * engine's commit lock.
+ */
+static int ssc_before_clean_commit(void *priv)
+{
+	struct ssc_c *sc = priv;
+	s64 gen = atomic64_read(&sc->origin_writes);
+	int r;
+
+	if (gen == sc->origin_flushed)
+		return 0;
+	r = blkdev_issue_flush(sc->origin_dev->bdev);
+	if (r) {
+		this_cpu_inc(sc->stats->origin_errors);
+		return r;
+	}
+	sc->origin_flushed = gen;
+	return 0;
 }
 
 static const struct ssc_io_ops ssc_bdev_ops = {
 	.rw = ssc_bdev_rw,
 	.discard = ssc_bdev_discard,
 	.kick_gc = ssc_kick_gc,
+	.before_clean_commit = ssc_before_clean_commit,
 	.event = ssc_engine_event,
 };
 
@@ -498,24 +550,75 @@ struct ssc_pair {
 	blk_status_t status[2];
 };
 
-static void ssc_pair_endio(struct bio *clone)
+static void ssc_pair_end(struct ssc_pair *p, int half, struct bio *bio)
 {
-	struct ssc_pair *p = clone->bi_private;
-
-	/* bi_ioprio is free in a clone we own: it says which half this is */
-	p->status[clone->bi_ioprio] = clone->bi_status;
-	bio_put(clone);
+	p->status[half] = bio->bi_status;
+	bio_put(bio);
 	if (atomic_dec_and_test(&p->pending))
 		complete(&p->done);
 }
 
+static void ssc_pair_endio_origin(struct bio *bio)
+{
+	ssc_pair_end(bio->bi_private, 0, bio);
+}
+
+static void ssc_pair_endio_cache(struct bio *bio)
+{
+	ssc_pair_end(bio->bi_private, 1, bio);
+}
+
+/* A bio over the whole of a bounce buffer, from @bs. */
+static struct bio *ssc_bounce_bio(struct ssc_c *sc, struct page *page,
+				  struct block_device *bdev, sector_t sector,
+				  blk_opf_t opf, struct bio_set *bs)
+{
+	struct bio *bio = bio_alloc_bioset(bdev, 1, opf, GFP_NOIO, bs);
+
+	bio->bi_iter.bi_sector = sector;
+	__bio_add_page(bio, page, sc->block_sectors << SECTOR_SHIFT, 0);
+	return bio;
+}
+
+/* Synchronous I/O of a whole bounce buffer. */
+static int ssc_bounce_io(struct ssc_c *sc, struct page *page,
+			 struct block_device *bdev, sector_t sector, blk_opf_t opf)
+{
+	struct bio *bio = ssc_bounce_bio(sc, page, bdev, sector, opf, &sc->bs);
+	int r = submit_bio_wait(bio);
+
+	bio_put(bio);
+	return r;
+}
+
+/* Copy between a block-sized bio and a bounce buffer. */
+static void ssc_bounce_copy(struct bio *bio, struct page *page, bool to_bio)
+{
+	u8 *buf = page_address(page);
+	struct bvec_iter iter;
+	struct bio_vec bv;
+
+	bio_for_each_segment(bv, bio, iter) {
+		if (to_bio)
+			memcpy_to_bvec(&bv, buf);
+		else
+			memcpy_from_bvec(buf, &bv);
+		buf += bv.bv_len;
+	}
+}
+
 /*
  * Write @bio's data to the origin and, if @cache_sector is not ~0, to the
- * cache device at the same time. Returns the two results.
+ * cache device at the same time. Returns the two results. When both are
+ * written, the data is copied first and both writes come from the copy:
+ * with O_DIRECT the caller's pages may change while the writes run, and
+ * then the cache would hold something else than the origin.
  */
 static void ssc_write_both(struct ssc_c *sc, struct bio *bio, blk_opf_t origin_opf,
 			   sector_t cache_sector, int *origin_r, int *cache_r)
 {
+	sector_t origin_sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
+	struct page *page = NULL;
 	struct ssc_pair p;
 	struct bio *c[2];
 	int i, n = cache_sector == (sector_t)-1 ? 1 : 2;
@@ -524,23 +627,31 @@ static void ssc_write_both(struct ssc_c *sc, struct bio *bio, blk_opf_t origin_o
 	init_completion(&p.done);
 	p.status[0] = BLK_STS_OK;
 	p.status[1] = BLK_STS_OK;
-	c[0] = bio_alloc_clone(sc->origin_dev->bdev, bio, GFP_NOIO, &sc->bs);
-	c[0]->bi_opf = origin_opf;
-	c[0]->bi_iter.bi_sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
 	if (n == 2) {
-		c[1] = bio_alloc_clone(sc->cache_dev->bdev, bio, GFP_NOIO, &sc->bs);
-		c[1]->bi_opf = REQ_OP_WRITE;
-		c[1]->bi_iter.bi_sector = cache_sector;
+		page = mempool_alloc(&sc->bounce_pool, GFP_NOIO);
+		ssc_bounce_copy(bio, page, false);
+		c[0] = ssc_bounce_bio(sc, page, sc->origin_dev->bdev, origin_sector,
+				      origin_opf, &sc->bs);
+		c[1] = ssc_bounce_bio(sc, page, sc->cache_dev->bdev, cache_sector,
+				      REQ_OP_WRITE, &sc->cache_bs);
+		c[1]->bi_private = &p;
+		c[1]->bi_end_io = ssc_pair_endio_cache;
+	} else {
+		c[0] = bio_alloc_clone(sc->origin_dev->bdev, bio, GFP_NOIO, &sc->bs);
+		c[0]->bi_opf = origin_opf;
+		c[0]->bi_iter.bi_sector = origin_sector;
 	}
-	for (i = 0; i < n; i++) {
-		c[i]->bi_ioprio = i;
-		c[i]->bi_private = &p;
-		c[i]->bi_end_io = ssc_pair_endio;
+	c[0]->bi_private = &p;
+	c[0]->bi_end_io = ssc_pair_endio_origin;
+	for (i = 0; i < n; i++)
 		submit_bio_noacct(c[i]);
-	}
 	wait_for_completion_io(&p.done);
+	if (page)
+		mempool_free(page, &sc->bounce_pool);
 	*origin_r = blk_status_to_errno(p.status[0]);
 	*cache_r = n == 2 ? blk_status_to_errno(p.status[1]) : -EIO;
+	if (!*origin_r)
+		atomic64_inc(&sc->origin_writes);
 }
 
 static void ssc_remap_origin(struct ssc_c *sc, struct bio *bio)
@@ -585,10 +696,11 @@ static void ssc_maybe_kick_writeback(struct ssc_c *sc)
 		queue_work(sc->wb_wq, &sc->wb_work);
 }
 
-/* Read miss: read the origin into the bio, then cache the block clean. */
+/* Read miss: read the origin, complete the bio, cache the block clean. */
 static void ssc_read_miss(struct ssc_c *sc, struct bio *bio, u64 oblock)
 {
 	struct ssc_bio *pb = ssc_pb(bio);
+	struct page *page = NULL;
 	struct ssc_loc loc;
 	bool fill;
 	int r;
@@ -614,27 +726,41 @@ static void ssc_read_miss(struct ssc_c *sc, struct bio *bio, u64 oblock)
 		!ssc_engine_error(sc->eng) &&
 		!ssc_reserve(sc->eng, oblock, false, &loc);
 
-	r = ssc_clone_io(sc, bio, sc->origin_dev->bdev,
-			 dm_target_offset(sc->ti, bio->bi_iter.bi_sector), REQ_OP_READ);
-	if (r) {
-		this_cpu_inc(sc->stats->origin_errors);
-		if (fill)
-			ssc_unreserve(sc->eng, &loc);
+	if (!fill) {
+		r = ssc_clone_io(sc, bio, sc->origin_dev->bdev,
+				 dm_target_offset(sc->ti, bio->bi_iter.bi_sector),
+				 REQ_OP_READ);
+		if (r)
+			this_cpu_inc(sc->stats->origin_errors);
 		goto out;
 	}
-	if (fill) {
+	/*
+	 * Fill from a buffer the target owns: with O_DIRECT, the reader's
+	 * pages may change between the origin read and the cache write, and
+	 * what is cached must be what the origin holds.
+	 */
+	page = mempool_alloc(&sc->bounce_pool, GFP_NOIO);
+	r = ssc_bounce_io(sc, page, sc->origin_dev->bdev,
+			  dm_target_offset(sc->ti, bio->bi_iter.bi_sector), REQ_OP_READ);
+	if (r) {
+		this_cpu_inc(sc->stats->origin_errors);
+		ssc_unreserve(sc->eng, &loc);
+		goto out;
+	}
+	ssc_bounce_copy(bio, page, true);
+	if (ssc_bounce_io(sc, page, sc->cache_dev->bdev, loc.sector, REQ_OP_WRITE)) {
+		this_cpu_inc(sc->stats->cache_errors);
+		ssc_unreserve(sc->eng, &loc);
+	} else {
 		u64 lsn;
 
-		if (ssc_clone_io(sc, bio, sc->cache_dev->bdev, loc.sector, REQ_OP_WRITE)) {
-			this_cpu_inc(sc->stats->cache_errors);
-			ssc_unreserve(sc->eng, &loc);
-		} else {
-			this_cpu_add(sc->stats->data_sectors, sc->block_sectors);
-			/* a new clean block: its record may stay buffered */
-			ssc_publish(sc->eng, oblock, &loc, false, &lsn);
-		}
+		this_cpu_add(sc->stats->data_sectors, sc->block_sectors);
+		/* a new clean block: its record may stay buffered */
+		ssc_publish(sc->eng, oblock, &loc, false, &lsn);
 	}
 out:
+	if (page)
+		mempool_free(page, &sc->bounce_pool);
 	ssc_cell_put(sc, pb->cell);
 	pb->cell = NULL;
 	ssc_endio(bio, r);
@@ -703,7 +829,12 @@ static bool ssc_write_in_place(struct ssc_c *sc, struct bio *bio, u64 oblock,
 			break;
 		if (!wait)
 			return false;
-		/* garbage collection is moving it: wait for the move */
+		/*
+		 * garbage collection is moving it, or has moved it and not yet
+		 * committed the move: commit, or wait for the move
+		 */
+		if (ssc_commit_pending(sc->eng))
+			return false;
 		usleep_range(500, 1000);
 	}
 	pb->loc = loc;
@@ -1038,19 +1169,25 @@ static int ssc_map(struct dm_target *ti, struct bio *bio)
 		return DM_MAPIO_SUBMITTED;
 	}
 
-	/* write-back: a write to a dirty block goes in place, no metadata */
+	/*
+	 * write-back: a write to a dirty block goes in place, no metadata. The
+	 * cell comes first: looked up before it, the block could be written
+	 * back and cleaned before the write lands, which then nobody writes
+	 * back and GC drops.
+	 */
 	if (sc->mode == SSC_MODE_WRITEBACK) {
-		st = ssc_get(sc->eng, oblock, true, &loc);
-		if (st == SSC_DIRTY && loc.slot != U32_MAX) {
-			pb->cell = ssc_cell_get_bio(sc, oblock, bio, false);
-			if (pb->cell) {
+		pb->cell = ssc_cell_get_bio(sc, oblock, bio, false);
+		if (pb->cell) {
+			st = ssc_get(sc->eng, oblock, true, &loc);
+			if (st == SSC_DIRTY && loc.slot != U32_MAX) {
 				this_cpu_inc(sc->stats->write_hits);
 				pb->loc = loc;
 				pb->flags = PB_PINNED;
 				ssc_remap_cache(sc, bio, &loc);
 				return DM_MAPIO_REMAPPED;
 			}
-			ssc_put(sc->eng, &loc);
+			ssc_cell_put(sc, pb->cell);
+			pb->cell = NULL;
 		}
 	}
 	ssc_defer(sc, bio);
@@ -1092,7 +1229,7 @@ static void ssc_gc_worker(struct work_struct *work)
 	int r;
 
 	r = ssc_gc(sc->eng);
-	if (r == -ENOSPC) {
+	if (r == -ENOSPC && !READ_ONCE(sc->suspended)) {
 		/* everything left is dirty: write-back makes room */
 		queue_work(sc->wb_wq, &sc->wb_work);
 	}
@@ -1114,6 +1251,12 @@ static int ssc_writeback_run(struct ssc_c *sc, struct ssc_wb_lane *lane,
 	struct bio *bio;
 	int r = 0;
 
+	if (first >= (sc->ti->len >> sc->block_shift)) {
+		/* the engine refuses to load such a block: never write past the end */
+		DMERR_LIMIT("write-back of block %llu past the end of the origin refused",
+			    (unsigned long long)first);
+		return -EINVAL;
+	}
 	mutex_lock(&lane->lock);
 	cells[0] = ssc_cell_lock(sc, first);
 	if (ssc_peek(sc->eng, first) != SSC_DIRTY) {
@@ -1147,7 +1290,8 @@ static int ssc_writeback_run(struct ssc_c *sc, struct ssc_wb_lane *lane,
 			r = -ESTALE;
 			break;
 		}
-		bio = bio_alloc(sc->cache_dev->bdev, ppb, REQ_OP_READ, GFP_NOIO);
+		bio = bio_alloc_bioset(sc->cache_dev->bdev, ppb, REQ_OP_READ, GFP_NOIO,
+				       &sc->wb_bs);
 		bio->bi_iter.bi_sector = loc.sector;
 		for (j = 0; j < ppb; j++)
 			__bio_add_page(bio, lane->pages[i * ppb + j],
@@ -1161,8 +1305,8 @@ static int ssc_writeback_run(struct ssc_c *sc, struct ssc_wb_lane *lane,
 
 	/* one origin write for the whole run, durable before clean */
 	if (!r) {
-		bio = bio_alloc(sc->origin_dev->bdev, n * ppb,
-				REQ_OP_WRITE | REQ_FUA | REQ_SYNC, GFP_NOIO);
+		bio = bio_alloc_bioset(sc->origin_dev->bdev, n * ppb,
+				       REQ_OP_WRITE | REQ_FUA | REQ_SYNC, GFP_NOIO, &sc->wb_bs);
 		bio->bi_iter.bi_sector = first << sc->block_shift;
 		for (i = 0; i < n; i++)
 			for (j = 0; j < ppb; j++)
@@ -1242,7 +1386,7 @@ static void ssc_wb_worker(struct work_struct *work)
 	}
 	/* space may be reclaimable now */
 	if (ssc_gc_needed(sc->eng))
-		queue_work(sc->gc_wq, &sc->gc_work);
+		ssc_kick_gc(sc);
 }
 
 static void ssc_commit_worker(struct work_struct *work)
@@ -1253,7 +1397,7 @@ static void ssc_commit_worker(struct work_struct *work)
 	ssc_commit_pending(sc->eng);
 	ssc_maybe_kick_writeback(sc);
 	if (ssc_gc_needed(sc->eng))
-		queue_work(sc->gc_wq, &sc->gc_work);
+		ssc_kick_gc(sc);
 	if (!READ_ONCE(sc->suspended))
 		queue_delayed_work(sc->gc_wq, &sc->commit_work, SSC_COMMIT_INTERVAL);
 }
@@ -1752,20 +1896,22 @@ static void ssc_dtr(struct dm_target *ti)
 	mutex_lock(&ssc_volumes_lock);
 	list_del_init(&sc->vol_node);
 	mutex_unlock(&ssc_volumes_lock);
+	/* no bio is in flight: only background work may still run */
+	WRITE_ONCE(sc->suspended, true);
+	if (sc->works_ready && sc->gc_wq && sc->wb_wq)
+		ssc_stop_background(sc);
 	if (sc->wq)
 		destroy_workqueue(sc->wq);
-	/* write-back's lanes are only started and waited for by wb_work */
 	if (sc->wb_wq)
 		destroy_workqueue(sc->wb_wq);
+	/* write-back's lanes are only started and waited for by wb_work */
 	if (sc->wb_lane_wq)
 		destroy_workqueue(sc->wb_lane_wq);
-	if (sc->gc_wq) {
-		cancel_delayed_work_sync(&sc->commit_work);
+	if (sc->gc_wq)
 		destroy_workqueue(sc->gc_wq);
-	}
-	ssc_engine_destroy(sc->eng);
-	/* nothing can raise an event now: background work and the engine are gone */
+	/* nothing raises an event now; the event work reads the engine */
 	cancel_delayed_work_sync(&sc->ev.work);
+	ssc_engine_destroy(sc->eng);
 	for (l = 0; l < SSC_WB_LANES; l++) {
 		struct page **pages = sc->wb_lanes[l].pages;
 
@@ -1777,7 +1923,11 @@ static void ssc_dtr(struct dm_target *ti)
 		kfree(pages);
 	}
 	mempool_exit(&sc->cell_pool);
+	mempool_exit(&sc->bounce_pool);
 	bioset_exit(&sc->bs);
+	bioset_exit(&sc->cache_bs);
+	bioset_exit(&sc->meta_bs);
+	bioset_exit(&sc->wb_bs);
 	free_percpu(sc->stats);
 	if (sc->cache_dev)
 		dm_put_device(ti, sc->cache_dev);
@@ -1791,16 +1941,23 @@ static int ssc_alloc(struct ssc_c *sc)
 	struct dm_target *ti = sc->ti;
 	unsigned int i, l, npages;
 
-	sc->stats = alloc_percpu(struct ssc_stats);
-	if (!sc->stats)
-		return -ENOMEM;
-	if (bioset_init(&sc->bs, BIO_POOL_SIZE, 0, 0))
-		return -ENOMEM;
-	if (mempool_init_slab_pool(&sc->cell_pool, SSC_CELL_POOL, ssc_cell_cache))
-		return -ENOMEM;
 	INIT_WORK(&sc->gc_work, ssc_gc_worker);
 	INIT_WORK(&sc->wb_work, ssc_wb_worker);
 	INIT_DELAYED_WORK(&sc->commit_work, ssc_commit_worker);
+	sc->works_ready = true;
+	sc->stats = alloc_percpu(struct ssc_stats);
+	if (!sc->stats)
+		return -ENOMEM;
+	if (bioset_init(&sc->bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS) ||
+	    bioset_init(&sc->cache_bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS) ||
+	    bioset_init(&sc->meta_bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS) ||
+	    bioset_init(&sc->wb_bs, SSC_WB_LANES, 0, BIOSET_NEED_BVECS))
+		return -ENOMEM;
+	sc->bounce_order = get_order(sc->block_sectors << SECTOR_SHIFT);
+	if (mempool_init_page_pool(&sc->bounce_pool, SSC_BOUNCE_POOL, sc->bounce_order))
+		return -ENOMEM;
+	if (mempool_init_slab_pool(&sc->cell_pool, SSC_CELL_POOL, ssc_cell_cache))
+		return -ENOMEM;
 	spin_lock_init(&sc->cell_lock);
 	init_waitqueue_head(&sc->cell_wq);
 	for (i = 0; i < ARRAY_SIZE(sc->cells); i++)
@@ -1867,6 +2024,7 @@ static int ssc_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	sc->dirty_high = SSC_DEF_DIRTY_HIGH;
 	sc->dirty_low = SSC_DEF_DIRTY_LOW;
 	spin_lock_init(&sc->seq_lock);
+	mutex_init(&sc->msg_lock);
 	sc->suspended = true;
 	sc->md = dm_table_get_md(ti->table);
 	INIT_LIST_HEAD(&sc->vol_node);
@@ -2001,16 +2159,40 @@ static int ssc_preresume(struct dm_target *ti)
 	return 0;
 }
 
+/* Start the group commit, and write-back and GC if they have work. */
+static void ssc_start_background(struct ssc_c *sc)
+{
+	mutex_lock(&sc->msg_lock);
+	WRITE_ONCE(sc->suspended, false);
+	mutex_unlock(&sc->msg_lock);
+	queue_delayed_work(sc->gc_wq, &sc->commit_work, SSC_COMMIT_INTERVAL);
+	ssc_maybe_kick_writeback(sc);
+	if (ssc_gc_needed(sc->eng))
+		ssc_kick_gc(sc);
+}
+
+/*
+ * Stop the group commit, GC and write-back, with sc->suspended set. GC
+ * queues write-back when only dirty blocks are left and write-back queues
+ * GC when it is done; neither does once it sees suspended, but one that
+ * looked before may queue the other after it was cancelled: cancel both
+ * until neither is pending.
+ */
+static void ssc_stop_background(struct ssc_c *sc)
+{
+	cancel_delayed_work_sync(&sc->commit_work);
+	do {
+		cancel_work_sync(&sc->wb_work);
+		cancel_work_sync(&sc->gc_work);
+	} while (work_pending(&sc->wb_work) || work_pending(&sc->gc_work));
+}
+
 static void ssc_resume(struct dm_target *ti)
 {
 	struct ssc_c *sc = ti->private;
 
 	ssc_note_reload(sc);
-	WRITE_ONCE(sc->suspended, false);
-	queue_delayed_work(sc->gc_wq, &sc->commit_work, SSC_COMMIT_INTERVAL);
-	ssc_maybe_kick_writeback(sc);
-	if (ssc_gc_needed(sc->eng))
-		queue_work(sc->gc_wq, &sc->gc_work);
+	ssc_start_background(sc);
 }
 
 static void ssc_presuspend(struct dm_target *ti)
@@ -2020,6 +2202,14 @@ static void ssc_presuspend(struct dm_target *ti)
 	WRITE_ONCE(sc->suspended, true);
 }
 
+/* The suspend failed or was interrupted before postsuspend: carry on. */
+static void ssc_presuspend_undo(struct dm_target *ti)
+{
+	struct ssc_c *sc = ti->private;
+
+	ssc_start_background(sc);
+}
+
 static void ssc_postsuspend(struct dm_target *ti)
 {
 	struct ssc_c *sc = ti->private;
@@ -2027,10 +2217,11 @@ static void ssc_postsuspend(struct dm_target *ti)
 
 	/* no bio is in flight now; stop the background work */
 	flush_workqueue(sc->wq);
-	cancel_delayed_work_sync(&sc->commit_work);
-	flush_workqueue(sc->wb_wq);
-	flush_workqueue(sc->gc_wq);
+	ssc_stop_background(sc);
+	/* a message that writes the device finishes first; later ones see suspended */
+	mutex_lock(&sc->msg_lock);
 	r = ssc_engine_shutdown(sc->eng);
+	mutex_unlock(&sc->msg_lock);
 	if (r)
 		DMERR("%s: cannot write the shutdown checkpoint: %d",
 		      dm_table_device_name(ti->table), r);
@@ -2180,8 +2371,12 @@ static int ssc_message(struct dm_target *ti, unsigned int argc, char **argv,
 		ssc_engine_clear_stats(sc->eng);
 		return 0;
 	}
-	if (argc == 1 && !strcasecmp(argv[0], "checkpoint"))
-		return ssc_checkpoint(sc->eng);
+	if (argc == 1 && !strcasecmp(argv[0], "checkpoint")) {
+		mutex_lock(&sc->msg_lock);
+		r = READ_ONCE(sc->suspended) ? -EAGAIN : ssc_checkpoint(sc->eng);
+		mutex_unlock(&sc->msg_lock);
+		return r;
+	}
 	if (argc == 1 && !strcasecmp(argv[0], "writeback_all")) {
 		spin_lock_irq(&sc->ev.lock);
 		if (!READ_ONCE(sc->writeback_all)) {
@@ -2210,11 +2405,14 @@ static int ssc_message(struct dm_target *ti, unsigned int argc, char **argv,
 		}
 		if (ex)
 			return ssc_msg_exists(sc, start, count, result, maxlen);
+		mutex_lock(&sc->msg_lock);
 		if (READ_ONCE(sc->suspended))
-			return -EAGAIN;
-		if (!strcasecmp(argv[0], "evict"))
-			return ssc_msg_evict(sc, start, count);
-		r = ssc_msg_clean(sc, start, count);
+			r = -EAGAIN;
+		else if (!strcasecmp(argv[0], "evict"))
+			r = ssc_msg_evict(sc, start, count);
+		else
+			r = ssc_msg_clean(sc, start, count);
+		mutex_unlock(&sc->msg_lock);
 		return r;
 	}
 bad:
@@ -2244,6 +2442,7 @@ static struct target_type ssc_target = {
 	.map		= ssc_map,
 	.end_io		= ssc_end_io,
 	.presuspend	= ssc_presuspend,
+	.presuspend_undo = ssc_presuspend_undo,
 	.postsuspend	= ssc_postsuspend,
 	.preresume	= ssc_preresume,
 	.resume		= ssc_resume,

@@ -140,6 +140,8 @@ struct ssc_engine {
 	 */
 	u64 flushes_issued;
 	u64 flushes_done;
+	/* a write_clean was published since ops->before_clean_commit() last ran */
+	bool clean_published;
 	u64 log_head;		/* blocks used since the checkpoint */
 	u64 next_log_seq;
 	void *log_buf;
@@ -819,6 +821,26 @@ static unsigned int ssc_log_build(struct ssc_engine *e)
 static int __ssc_checkpoint(struct ssc_engine *e);
 
 /*
+ * Before clean records become durable, the origin data they vouch for must
+ * be: the cache manager flushes the origin. Called with commit_lock held
+ * (and not e->lock: the flush is slow). Its failure fails the commit, not
+ * the cache; the records stay pending.
+ */
+static int ssc_before_clean_commit(struct ssc_engine *e)
+{
+	int r;
+
+	lockdep_assert_held(&e->commit_lock);
+	if (!e->ops->before_clean_commit || !READ_ONCE(e->clean_published))
+		return 0;
+	WRITE_ONCE(e->clean_published, false);
+	r = e->ops->before_clean_commit(e->priv);
+	if (r)
+		WRITE_ONCE(e->clean_published, true);
+	return r;
+}
+
+/*
  * Write every pending record, in as few log blocks as fit, with a cache
  * flush before them (so the data they point at is durable first) and FUA.
  * Called with commit_lock held.
@@ -831,6 +853,9 @@ static int __ssc_commit(struct ssc_engine *e)
 	int r;
 
 	lockdep_assert_held(&e->commit_lock);
+	r = ssc_before_clean_commit(e);
+	if (r)
+		return r;
 	mutex_lock(&e->lock);
 	r = e->error;
 	if (r)
@@ -1053,6 +1078,11 @@ int ssc_checkpoint(struct ssc_engine *e)
 	int r;
 
 	mutex_lock(&e->commit_lock);
+	r = ssc_before_clean_commit(e);
+	if (r) {
+		mutex_unlock(&e->commit_lock);
+		return r;
+	}
 	mutex_lock(&e->lock);
 	r = __ssc_checkpoint(e);
 	mutex_unlock(&e->lock);
@@ -1089,10 +1119,9 @@ int ssc_commit_pending(struct ssc_engine *e)
  *
  * Commits the pending records; if there are none, flushes the cache
  * device, which makes in-place writes of dirty blocks durable. Either way
- * a cache flush issued after this call began has completed when it
- * returns: one issued earlier may have overtaken a write that was
- * acknowledged before the call, so it is never reused. Concurrent calls
- * share one flush.
+ * it waits for a cache flush issued after it began. One issued earlier
+ * may have overtaken a write acknowledged before the call, so it is never
+ * reused. Concurrent calls share one flush.
  *
  * Return: 0 or an error.
  */
@@ -1432,6 +1461,8 @@ int ssc_publish(struct ssc_engine *e, u64 oblock, const struct ssc_loc *loc,
 	e->segs[loc->seg].age = ++e->user_seq;
 	*lsn = ssc_log_append(e, SSC_REC_INSERT, oblock, loc->slot,
 			      dirty ? SSC_ENT_DIRTY : 0);
+	if (!dirty)
+		WRITE_ONCE(e->clean_published, true);
 	if (!dirty && !had)
 		*lsn = 0;	/* a plain write_clean may stay buffered */
 out:

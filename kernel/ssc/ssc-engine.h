@@ -47,6 +47,13 @@ struct ssc_io_ops {
 	/* called when garbage collection should run; may be NULL */
 	void (*kick_gc)(void *priv);
 	/*
+	 * A clean record says the origin holds the block's data. Called
+	 * under the commit lock before a commit or checkpoint makes one
+	 * durable that was published since the last call, so that the cache
+	 * manager can make its origin writes durable first. May be NULL.
+	 */
+	int (*before_clean_commit)(void *priv);
+	/*
 	 * Something the cache manager may report; may be NULL. Called in any
 	 * context, possibly under the engine's locks: it must not sleep.
 	 */

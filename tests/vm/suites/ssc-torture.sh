@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: GPL-2.0
+# dm-ssc under concurrency: I/O raced against GC, write-back, flushes,
+# checkpoints, messages, suspend/resume and mode reloads, all at once, on a
+# cache small enough that GC and silent eviction never stop; plus the races
+# that need a hostile user (a buffer that changes under O_DIRECT I/O) or an
+# interrupted suspend. Under the debug kernel, KASAN and lockdep watch.
+# Devices: nullb0 = 16 MiB cache (128 KiB segments), nullb1 = 64 MiB origin.
+
+SEED=${SSC_SEED:-1}
+check "modprobe dm-ssc" modprobe dm-ssc
+check "modprobe dm-delay" modprobe dm-delay
+check "null_blk cache device" null_blk_add 16
+check "null_blk origin device" null_blk_add 64
+CACHE=/dev/nullb0
+ORIGIN=/dev/nullb1
+LEN=$(sectors $ORIGIN)
+diag "seed $SEED (SSC_SEED=$SEED replays fio's and the chaos loop's draws)"
+
+table() {	# table ORIGIN MODE [features...]
+	o=$1
+	shift
+	echo "0 $LEN ssc $CACHE $o 8 $(($# + 2)) segment_size 256 $*"
+}
+mk() {	# mk MODE [features...]: volume v over a freshly formatted cache
+	dmsetup remove v 2>/dev/null
+	dd if=/dev/zero of=$CACHE bs=4k count=1 oflag=direct 2>/dev/null
+	dmsetup create v --table "$(table $ORIGIN "$@")"
+}
+state() { dmsetup info v | awk '$1 == "State:" { print $2 }'; }
+
+# --- a buffer that changes under O_DIRECT I/O ---------------------------------
+check "origin filled with random data" dd if=/dev/urandom of=$ORIGIN bs=1M count=8 oflag=direct
+check "create writethrough" mk writethrough
+check "a reader scribbling on its O_DIRECT buffer cannot choose what the cache holds" \
+	scribble read /dev/mapper/v $ORIGIN 0 256 4096
+h=$(ssc_stat v read_hits)
+[ "$h" -ge 256 ] && ok "and every block was read back from the cache ($h hits)" ||
+	not_ok "blocks read back from the cache # read_hits '$h'"
+check "a writer scribbling on its O_DIRECT buffer leaves cache and origin equal" \
+	scribble write /dev/mapper/v $ORIGIN 512 256 4096
+c=$(ssc_stat v cached)
+c=${c%/*}
+[ "${c:-0}" -ge 500 ] && ok "the written blocks were cached ($c)" || not_ok "written blocks cached # '$c'"
+check "remove" dmsetup remove v
+
+# --- an interrupted suspend leaves a working volume ---------------------------
+# writes to the origin take 3 s; a suspend waits for them and is interrupted
+check "dm-delay origin (writes take 3 s)" \
+	dmsetup create slow --table "0 $LEN delay $ORIGIN 0 0 $ORIGIN 0 3000"
+dd if=/dev/zero of=$CACHE bs=4k count=1 oflag=direct 2>/dev/null
+check "create writethrough over it" dmsetup create v --table "$(table /dev/mapper/slow writethrough)"
+dd if=/dev/zero of=/dev/mapper/v bs=4k seek=100 count=1 oflag=direct 2>/dev/null &
+sleep 1
+check_fails "a suspend interrupted while it waits for a write" timeout -s INT 1 dmsetup suspend v
+wait
+check_eq "the volume is still active" ACTIVE "$(state)"
+check "and takes messages again (presuspend_undo)" dmsetup message v 0 evict 0
+check "and a checkpoint" dmsetup message v 0 checkpoint
+check "suspend" dmsetup suspend v
+check_fails "a suspended volume refuses a checkpoint (it writes the device)" \
+	dmsetup message v 0 checkpoint
+check "resume" dmsetup resume v
+check "remove" dmsetup remove v
+check "remove dm-delay" dmsetup remove slow
+
+# --- a suspended volume leaves its cache device alone -------------------------
+# dirty data past dirty_high with a cache that is all but full: GC and
+# write-back both have work, and used to queue each other after suspend
+check "create writeback, dirty_high 20" mk writeback dirty_high 20 dirty_low 10
+fio --name=fill --filename=/dev/mapper/v --ioengine=libaio --direct=1 --rw=randwrite \
+	--bs=4k --iodepth=16 --size=32m --io_size=24m --randseed="$SEED" > /dev/null 2>&1
+check "suspend under write-back" dmsetup suspend v
+sum1=$(dd if=$CACHE bs=1M iflag=direct 2>/dev/null | md5sum)
+sleep 3
+sum2=$(dd if=$CACHE bs=1M iflag=direct 2>/dev/null | md5sum)
+check_eq "nothing writes the cache device while suspended" "$sum1" "$sum2"
+check "resume" dmsetup resume v
+check "remove" dmsetup remove v
+
+# --- torture: everything at once ---------------------------------------------
+# Three fio jobs write and verify their own 8 MiB each (24 MiB of working set
+# on a 11 MiB cache): one with fsync (FLUSH) every 16 writes, one with O_DSYNC
+# (FUA), one mixed with reads; a fourth trims a region of its own. Meanwhile
+# a loop sends checkpoint, evict and clean messages, suspends and resumes,
+# reloads the table between writeback and writethrough, and asks for
+# writeback_all. (fio verifies a randrw job only over one loop: a second
+# loop's verify expects blocks it only read to hold its own data.)
+LOOPS=6
+is_small && LOOPS=3
+check "zero origin" dd if=/dev/zero of=$ORIGIN bs=1M count=32 oflag=direct
+check "create writeback" mk writeback dirty_high 30 dirty_low 10
+chaos() {
+	awk -v seed="$SEED" 'BEGIN { srand(seed); for (i = 0; i < 100000; i++) print int(rand() * 1000000) }' |
+	while read -r r; do
+		[ -e /tmp/torture.done ] && break
+		case $((r % 8)) in
+		0) dmsetup message v 0 checkpoint ;;
+		1) dmsetup message v 0 evict $((r % 6144)) ;;
+		2) dmsetup message v 0 clean $((r % 6144)) 16 ;;
+		3) dmsetup suspend v && dmsetup resume v ;;
+		4) m=writethrough; [ $((r % 2)) = 0 ] && m=writeback
+		   ssc_stat v gc_runs >> /tmp/torture.gc	# a new table counts from 0
+		   dmsetup reload v --table "$(table $ORIGIN $m dirty_high 30 dirty_low 10)" &&
+		   dmsetup resume v ;;
+		5) dmsetup message v 0 writeback_all ;;
+		*) dmsetup status v > /dev/null ;;
+		esac
+		echo "$((r % 8))" >> /tmp/torture.ops
+		sleep 0.$((r % 3))
+	done
+}
+rm -f /tmp/torture.done /tmp/torture.ops /tmp/torture.gc
+chaos > /tmp/chaos.log 2>&1 &
+cpid=$!
+now_cs
+t0=$NOW
+if fio --ioengine=libaio --direct=1 --bs=4k --iodepth=8 --randseed="$SEED" \
+	--verify=crc32c --verify_fatal=1 --do_verify=1 --filename=/dev/mapper/v \
+	--name=flush --offset=0 --size=8m --rw=randwrite --fsync=16 --loops=$LOOPS \
+	--name=fua --offset=8m --size=8m --rw=randwrite --sync=dsync --loops=$LOOPS \
+	--name=mixed --offset=16m --size=8m --rw=randrw --rwmixread=60 \
+	--name=trim --offset=24m --size=8m --rw=randtrim --ioengine=psync --do_verify=0 \
+	--verify=0 --loops=$((LOOPS * 2)) \
+	> /tmp/fio.log 2>&1; then
+	ok "torture: fio verified every block under GC, write-back, messages, suspends and reloads"
+else
+	not_ok "torture: fio verify"
+	grep -iE "verify|bad|error" /tmp/fio.log | head -n 20 | sed 's/^/# /'
+fi
+slow "torture fio" "$t0"
+touch /tmp/torture.done
+wait $cpid
+ops=$(wc -l < /tmp/torture.ops)
+diag "chaos loop: $ops operations ($(sort /tmp/torture.ops | uniq -c | tr '\n' ' '))"
+[ "$ops" -ge 8 ] && ok "the chaos loop ran alongside ($ops operations)" ||
+	not_ok "the chaos loop ran alongside # $ops operations"
+ssc_stat v gc_runs >> /tmp/torture.gc
+gc=$(awk '{ s += $1 } END { print s + 0 }' /tmp/torture.gc)
+diag "since the last reload: gc_evicted $(ssc_stat v gc_evicted) gc_copied $(ssc_stat v gc_copied) writebacks $(ssc_stat v writebacks)"
+[ "$gc" -gt 0 ] && ok "GC ran during the torture ($gc runs)" || not_ok "GC ran # '$gc'"
+check_eq "the volume is not failed" ok "$(ssc_stat v state)"
+# what the volume holds now must survive write-back and a reload unchanged
+sum1=$(dd if=/dev/mapper/v bs=1M count=24 iflag=direct 2>/dev/null | md5sum)
+check "writeback_all" dmsetup message v 0 writeback_all
+i=0
+while [ "$(ssc_stat v dirty)" != 0 ] && [ $i -lt 600 ]; do i=$((i + 1)); sleep 0.2; done
+check_eq "writeback_all drained the dirty blocks" 0 "$(ssc_stat v dirty)"
+check "the origin holds what the volume holds" same_data /dev/mapper/v $ORIGIN
+check "remove (clean shutdown)" dmsetup remove v
+check "create again" dmsetup create v --table "$(table $ORIGIN writeback)"
+check_eq "and the volume reads the same after the reload" "$sum1" \
+	"$(dd if=/dev/mapper/v bs=1M count=24 iflag=direct 2>/dev/null | md5sum)"
+check "remove" dmsetup remove v
+
+check "rmmod dm-ssc" rmmod dm_ssc
+check "null_blk teardown" null_blk_teardown
