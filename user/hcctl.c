@@ -874,24 +874,9 @@ static int cmd_create(int argc, char **argv)
 		err("create: origin device %s is smaller than one block", origin);
 		return EX_FAIL;
 	}
-	if (format) {
-		char zero[4096] = { 0 };
-		int fd = open(cache, O_WRONLY | O_EXCL | O_DIRECT | O_SYNC);
-		void *buf = NULL;
-
-		if (fd < 0 || posix_memalign(&buf, 4096, 4096) ||
-		    (memcpy(buf, zero, 4096), pwrite(fd, buf, 4096, 0) != 4096)) {
-			err("create: cannot format %s: %s", cache, strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			free(buf);
-			return EX_FAIL;
-		}
-		free(buf);
-		close(fd);
-	}
-
-	snprintf(feat, sizeof(feat), "%s", mode);
+	/* the kernel formats the cache device at the volume's first resume */
+	snprintf(feat, sizeof(feat), "%s%s", format ? "format " : "", mode);
+	nfeat += format;
 	if (have_seg) {
 		snprintf(feat + strlen(feat), sizeof(feat) - strlen(feat), " segment_size %" PRIu64, seg / 512);
 		nfeat += 2;

@@ -177,6 +177,7 @@ struct ssc_c {
 	unsigned int dirty_high;
 	unsigned int dirty_low;
 	unsigned int seq_threshold;	/* sectors; 0: no sequential bypass */
+	bool format;			/* format the cache device at first resume */
 
 	spinlock_t seq_lock;		/* protects streams[] */
 	struct ssc_stream streams[SSC_SEQ_STREAMS];
@@ -812,36 +813,41 @@ static int ssc_write_around(struct ssc_c *sc, struct bio *bio, u64 oblock,
 /*
  * Overwrite a dirty block in place: its mapping and state do not change, so
  * no metadata is written. While garbage collection is moving the block, a
- * partial write (@wait) waits for the move; a full one gives up.
+ * partial write (@wait) waits for the move; a full one gives up. Returns 1
+ * if the bio was sent, 0 if the block cannot be written in place (no longer
+ * dirty, or a full write while GC moves it), or an error: a partial write
+ * must never go around a dirty block, which would lose the rest of it.
  */
-static bool ssc_write_in_place(struct ssc_c *sc, struct bio *bio, u64 oblock,
-			       bool wait)
+static int ssc_write_in_place(struct ssc_c *sc, struct bio *bio, u64 oblock,
+			      bool wait)
 {
 	struct ssc_bio *pb = ssc_pb(bio);
 	struct ssc_loc loc;
 	enum ssc_state st;
+	int r;
 
 	for (;;) {
 		st = ssc_get(sc->eng, oblock, true, &loc);
 		if (st != SSC_DIRTY)
-			return false;
+			return 0;
 		if (loc.slot != U32_MAX)
 			break;
 		if (!wait)
-			return false;
+			return 0;
 		/*
 		 * garbage collection is moving it, or has moved it and not yet
 		 * committed the move: commit, or wait for the move
 		 */
-		if (ssc_commit_pending(sc->eng))
-			return false;
+		r = ssc_commit_pending(sc->eng);
+		if (r)
+			return r;
 		usleep_range(500, 1000);
 	}
 	pb->loc = loc;
 	pb->flags |= PB_PINNED;
 	ssc_remap_cache(sc, bio, &loc);
 	submit_bio_noacct(bio);	/* the cell is released at end_io */
-	return true;
+	return 1;
 }
 
 static void ssc_write(struct ssc_c *sc, struct bio *bio, u64 oblock)
@@ -870,8 +876,11 @@ static void ssc_write(struct ssc_c *sc, struct bio *bio, u64 oblock)
 	}
 
 	if (state == SSC_DIRTY && (!full || sc->mode == SSC_MODE_WRITEBACK)) {
-		if (ssc_write_in_place(sc, bio, oblock, !full))
+		r = ssc_write_in_place(sc, bio, oblock, !full);
+		if (r > 0)
 			return;
+		if (r < 0)
+			goto out;
 		state = ssc_peek(sc->eng, oblock);
 	}
 
@@ -1770,6 +1779,7 @@ static int ssc_parse_pct(const char *arg, unsigned int *result)
 /*
  * Feature arguments:
  *   writethrough | writeback | writearound | passthrough
+ *   format		(the cache device, at the first resume)
  *   segment_size <sectors>
  *   dirty_high <percent>
  *   dirty_low <percent>
@@ -1778,7 +1788,7 @@ static int ssc_parse_pct(const char *arg, unsigned int *result)
 static int ssc_parse_features(struct ssc_c *sc, struct dm_arg_set *as)
 {
 	static const struct dm_arg _args[] = {
-		{0, 9, "Invalid number of feature arguments"},
+		{0, 10, "Invalid number of feature arguments"},
 	};
 	struct dm_target *ti = sc->ti;
 	bool have_mode = false, have_segment = false;
@@ -1800,6 +1810,14 @@ static int ssc_parse_features(struct ssc_c *sc, struct dm_arg_set *as)
 				return -EINVAL;
 			}
 			have_mode = true;
+			continue;
+		}
+		if (!strcasecmp(arg, "format")) {
+			if (sc->format) {
+				ti->error = "Duplicate format feature argument";
+				return -EINVAL;
+			}
+			sc->format = true;
 			continue;
 		}
 		if (strcasecmp(arg, "segment_size") && strcasecmp(arg, "dirty_high") &&
@@ -1936,6 +1954,21 @@ static void ssc_dtr(struct dm_target *ti)
 	kfree(sc);
 }
 
+/*
+ * Bounce buffers are compound pages: a block is one bvec over them, and
+ * whoever takes page references below (a network block device, splice)
+ * takes them on the head page.
+ */
+static void *ssc_bounce_alloc(gfp_t gfp, void *order)
+{
+	return alloc_pages(gfp | __GFP_COMP, (unsigned long)order);
+}
+
+static void ssc_bounce_free(void *page, void *order)
+{
+	__free_pages(page, (unsigned long)order);
+}
+
 static int ssc_alloc(struct ssc_c *sc)
 {
 	struct dm_target *ti = sc->ti;
@@ -1954,7 +1987,8 @@ static int ssc_alloc(struct ssc_c *sc)
 	    bioset_init(&sc->wb_bs, SSC_WB_LANES, 0, BIOSET_NEED_BVECS))
 		return -ENOMEM;
 	sc->bounce_order = get_order(sc->block_sectors << SECTOR_SHIFT);
-	if (mempool_init_page_pool(&sc->bounce_pool, SSC_BOUNCE_POOL, sc->bounce_order))
+	if (mempool_init(&sc->bounce_pool, SSC_BOUNCE_POOL, ssc_bounce_alloc,
+			 ssc_bounce_free, (void *)(unsigned long)sc->bounce_order))
 		return -ENOMEM;
 	if (mempool_init_slab_pool(&sc->cell_pool, SSC_CELL_POOL, ssc_cell_cache))
 		return -ENOMEM;
@@ -2025,6 +2059,8 @@ static int ssc_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	sc->dirty_low = SSC_DEF_DIRTY_LOW;
 	spin_lock_init(&sc->seq_lock);
 	mutex_init(&sc->msg_lock);
+	/* origin writes of an earlier table may not be durable: flush once */
+	sc->origin_flushed = -1;
 	sc->suspended = true;
 	sc->md = dm_table_get_md(ti->table);
 	INIT_LIST_HEAD(&sc->vol_node);
@@ -2086,7 +2122,7 @@ static int ssc_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 				    bdev_logical_block_size(sc->cache_dev->bdev));
 	geo.cache_sectors = sc->cache_sectors;
 	geo.origin_blocks = ti->len >> sc->block_shift;
-	sc->eng = ssc_engine_create(&geo, &ssc_bdev_ops, sc, &err);
+	sc->eng = ssc_engine_create(&geo, &ssc_bdev_ops, sc, sc->format, &err);
 	if (IS_ERR(sc->eng)) {
 		r = PTR_ERR(sc->eng);
 		sc->eng = NULL;
@@ -2245,6 +2281,7 @@ static void ssc_status(struct dm_target *ti, status_type_t type,
 	struct ssc_engine_stats st;
 	struct ssc_stats s;
 	unsigned int sz = 0;
+	bool fmt;
 
 	switch (type) {
 	case STATUSTYPE_INFO:
@@ -2267,10 +2304,12 @@ static void ssc_status(struct dm_target *ti, status_type_t type,
 		       ssc_state_names[ssc_state(sc)]);
 		break;
 	case STATUSTYPE_TABLE:
-		DMEMIT("%s %s %llu 9 %s segment_size %llu dirty_high %u dirty_low %u",
+		/* format only until it is done: a reload of this line must not repeat it */
+		fmt = sc->format && !sc->loaded;
+		DMEMIT("%s %s %llu %u %s%s segment_size %llu dirty_high %u dirty_low %u",
 		       sc->cache_dev->name, sc->origin_dev->name,
-		       (unsigned long long)sc->block_sectors,
-		       ssc_mode_names[sc->mode],
+		       (unsigned long long)sc->block_sectors, 9 + fmt,
+		       fmt ? "format " : "", ssc_mode_names[sc->mode],
 		       (unsigned long long)sc->segment_sectors,
 		       sc->dirty_high, sc->dirty_low);
 		DMEMIT(" sequential_threshold %u", sc->seq_threshold);
@@ -2388,8 +2427,11 @@ static int ssc_message(struct dm_target *ti, unsigned int argc, char **argv,
 		}
 		spin_unlock_irq(&sc->ev.lock);
 		WRITE_ONCE(sc->writeback_all, true);
+		/* queued at resume if suspended: never behind postsuspend's back */
+		mutex_lock(&sc->msg_lock);
 		if (!READ_ONCE(sc->suspended))
 			queue_work(sc->wb_wq, &sc->wb_work);
+		mutex_unlock(&sc->msg_lock);
 		return 0;
 	}
 	if (!strcasecmp(argv[0], "evict") || !strcasecmp(argv[0], "clean") ||

@@ -35,6 +35,17 @@ struct ssc_ram {
 	size_t size;
 	unsigned long writes;
 	unsigned long flushes;
+	/*
+	 * A model of the origin for clean records: the generation of the
+	 * origin write behind each block, and the generation the last origin
+	 * flush covered. Every clean INSERT the engine logs must be covered.
+	 */
+	struct ssc_engine *e;
+	u64 origin_gen, origin_flushed;
+	u64 gen_of[64];
+	unsigned long uncovered;
+	bool race_in_flush;	/* the next origin flush lets a writer in */
+	struct kunit *test;
 	spinlock_t lock;		/* the gate */
 	int gate;
 	unsigned int gate_skip;
@@ -103,6 +114,72 @@ static int ssc_ram_rw(void *priv, blk_opf_t opf, sector_t sector, void *buf, siz
 
 static const struct ssc_io_ops ssc_ram_ops = {
 	.rw = ssc_ram_rw,
+};
+
+/* Check every clean INSERT in a log write against the origin model. */
+static void ssc_ram_check_log(struct ssc_ram *d, sector_t sector, const void *buf,
+			      size_t len)
+{
+	struct ssc_engine *e = d->e;
+	size_t off;
+	u32 i;
+
+	if (!e || sector < e->log_start ||
+	    sector >= e->log_start + e->log_blocks * e->lbs_sectors)
+		return;
+	for (off = 0; off < len; off += e->lbs) {
+		const struct ssc_log_blk *b = buf + off;
+
+		for (i = 0; i < le32_to_cpu(b->nr) && i < e->log_per_block; i++) {
+			const struct ssc_log_rec *rec = &b->rec[i];
+			u64 ob = le64_to_cpu(rec->oblock);
+
+			if (rec->type == SSC_REC_INSERT && !(rec->flags & SSC_ENT_DIRTY) &&
+			    ob < ARRAY_SIZE(d->gen_of) && d->gen_of[ob] > d->origin_flushed)
+				d->uncovered++;
+		}
+	}
+}
+
+static int ssc_ram_rw_origin(void *priv, blk_opf_t opf, sector_t sector, void *buf,
+			     size_t len)
+{
+	struct ssc_ram *d = priv;
+
+	if (op_is_write(opf) && len)
+		ssc_ram_check_log(d, sector, buf, len);
+	return ssc_ram_rw(priv, opf, sector, buf, len);
+}
+
+/* A write whose origin copy completed: the next origin generation. */
+static void ssc_ram_origin_write(struct ssc_ram *d, u64 oblock)
+{
+	d->gen_of[oblock] = ++d->origin_gen;
+}
+
+static void ssc_test_write(struct kunit *test, struct ssc_engine *e,
+			   struct ssc_ram *d, u64 oblock, u32 gen, bool dirty);
+
+static int ssc_ram_origin_flush(void *priv)
+{
+	struct ssc_ram *d = priv;
+	u64 gen = d->origin_gen;	/* what this flush makes durable */
+
+	if (d->race_in_flush) {
+		/* while the flush runs, a writethrough write completes on the
+		 * origin and publishes its clean copy
+		 */
+		d->race_in_flush = false;
+		ssc_ram_origin_write(d, 40);
+		ssc_test_write(d->test, d->e, d, 40, 1, false);
+	}
+	d->origin_flushed = gen;
+	return 0;
+}
+
+static const struct ssc_io_ops ssc_ram_origin_ops = {
+	.rw = ssc_ram_rw_origin,
+	.before_clean_commit = ssc_ram_origin_flush,
 };
 
 static void ssc_ram_free(void *p)
@@ -201,7 +278,9 @@ static struct ssc_engine *ssc_test_open(struct kunit *test, struct ssc_ram *d)
 	const char *err = NULL;
 	struct ssc_engine *e;
 
-	e = ssc_engine_create(&geo, &ssc_ram_ops, d, &err);
+	/* a device never written is formatted, as the table's format argument asks */
+	e = ssc_engine_create(&geo, &ssc_ram_ops, d, !memchr_inv(d->mem, 0, SSC_MBLOCK_SIZE),
+			      &err);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(e), "create: %s", err);
 	KUNIT_ASSERT_EQ_MSG(test, 0, ssc_engine_load(e, true, &err), "load: %s", err);
 	return e;
@@ -437,7 +516,7 @@ static void ssc_engine_test_log_corruption(struct kunit *test)
 		ssc_test_write(test, e, d, 200 + i, 1, true);
 	ssc_engine_destroy(e);
 	d->mem[((log + 1) << SECTOR_SHIFT) + 100] ^= 1;
-	e = ssc_engine_create(&geo, &ssc_ram_ops, d, &err);
+	e = ssc_engine_create(&geo, &ssc_ram_ops, d, false, &err);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(e));
 	KUNIT_EXPECT_EQ(test, -EUCLEAN, ssc_engine_load(e, true, &err));
 	KUNIT_EXPECT_STREQ(test, "Log block is corrupt in the middle of the log", err);
@@ -481,6 +560,82 @@ static void ssc_engine_test_lru(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, SSC_DIRTY, ssc_test_read(test, e, d, 3, 2));
 	KUNIT_ASSERT_EQ(test, 0, ssc_next_dirty(e, &ob));
 	KUNIT_EXPECT_EQ(test, ob, 1ULL);
+	ssc_engine_destroy(e);
+}
+
+/* Formatting is asked for, and happens at the first load, never at create. */
+static void ssc_engine_test_format(struct kunit *test)
+{
+	struct ssc_ram *d = ssc_test_ram(test);
+	struct ssc_geometry geo = {
+		.block_sectors = T_BLOCK_SECTORS,
+		.segment_sectors = T_SEGMENT_SECTORS,
+		.log_block_bytes = 512,
+		.cache_sectors = T_CACHE_SECTORS,
+		.origin_blocks = 1 << 20,
+	};
+	const char *err = NULL;
+	struct ssc_engine *e;
+
+	e = ssc_engine_create(&geo, &ssc_ram_ops, d, false, &err);
+	KUNIT_EXPECT_TRUE(test, IS_ERR(e));
+	KUNIT_EXPECT_STREQ(test, err, SSC_ERR_UNFORMATTED);
+	e = ssc_engine_create(&geo, &ssc_ram_ops, d, true, &err);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(e));
+	ssc_engine_destroy(e);	/* a table loaded, never resumed */
+	KUNIT_EXPECT_EQ(test, 0UL, d->writes);
+	KUNIT_EXPECT_NULL(test, memchr_inv(d->mem, 0, d->size));
+
+	e = ssc_engine_create(&geo, &ssc_ram_ops, d, true, &err);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(e));
+	KUNIT_ASSERT_EQ(test, 0, ssc_engine_load(e, false, &err));
+	ssc_test_write(test, e, d, 1, 1, true);
+	ssc_engine_destroy(e);
+	e = ssc_engine_create(&geo, &ssc_ram_ops, d, false, &err);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(e));
+	KUNIT_ASSERT_EQ(test, 0, ssc_engine_load(e, false, &err));
+	KUNIT_EXPECT_EQ(test, SSC_DIRTY, ssc_test_read(test, e, d, 1, 1));
+	ssc_engine_destroy(e);
+}
+
+/*
+ * A clean record is committed only after an origin flush that covers its
+ * origin write, also when the write completes and publishes while the flush
+ * runs (the commit must leave that record for the next one).
+ */
+static void ssc_engine_test_clean_after_origin_flush(struct kunit *test)
+{
+	struct ssc_ram *d = ssc_test_ram(test);
+	struct ssc_geometry geo = {
+		.block_sectors = T_BLOCK_SECTORS,
+		.segment_sectors = T_SEGMENT_SECTORS,
+		.log_block_bytes = 512,
+		.cache_sectors = T_CACHE_SECTORS,
+		.origin_blocks = 1 << 20,
+	};
+	const char *err = NULL;
+	struct ssc_engine *e;
+	u64 ob, lsn;
+
+	e = ssc_engine_create(&geo, &ssc_ram_origin_ops, d, true, &err);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(e));
+	d->e = e;
+	d->test = test;
+	KUNIT_ASSERT_EQ(test, 0, ssc_engine_load(e, false, &err));
+	for (ob = 0; ob < 8; ob++) {
+		ssc_ram_origin_write(d, ob);
+		ssc_test_write(test, e, d, ob, 1, false);
+	}
+	d->race_in_flush = true;
+	KUNIT_EXPECT_EQ(test, 0, ssc_commit_pending(e));
+	KUNIT_EXPECT_FALSE(test, d->race_in_flush);	/* the race ran */
+	/* and what the racing write left pending goes with the next commit */
+	KUNIT_EXPECT_EQ(test, 0, ssc_evict(e, 3, false, &lsn));
+	KUNIT_EXPECT_EQ(test, 0, ssc_commit(e, lsn));
+	KUNIT_EXPECT_EQ(test, 0, ssc_checkpoint(e));
+	KUNIT_EXPECT_EQ_MSG(test, 0UL, d->uncovered,
+			    "clean records logged before the origin flush that covers them");
+	d->e = NULL;
 	ssc_engine_destroy(e);
 }
 
@@ -928,7 +1083,7 @@ static void ssc_engine_test_fuzz_meta(struct kunit *test)
 		default: {	/* the summary GC reads next, after a good load */
 			int victim;
 
-			e = ssc_engine_create(&geo, &ssc_ram_ops, d, &err);
+			e = ssc_engine_create(&geo, &ssc_ram_ops, d, false, &err);
 			KUNIT_ASSERT_FALSE(test, IS_ERR(e));
 			KUNIT_ASSERT_EQ(test, 0, ssc_engine_load(e, true, &err));
 			mutex_lock(&e->lock);
@@ -958,7 +1113,9 @@ static void ssc_engine_test_fuzz_meta(struct kunit *test)
 		old = ssc_fuzz_get(obj + f->off, f->width);
 		if (!e) {
 			/* an engine only to draw values that depend on the layout */
-			struct ssc_engine *ref = ssc_engine_create(&geo, &ssc_ram_ops, d, &err);
+			struct ssc_engine *ref;
+
+			ref = ssc_engine_create(&geo, &ssc_ram_ops, d, false, &err);
 
 			KUNIT_ASSERT_FALSE(test, IS_ERR(ref));
 			v = ssc_fuzz_value(&rs, ref, old, f->width);
@@ -975,7 +1132,7 @@ static void ssc_engine_test_fuzz_meta(struct kunit *test)
 			ssc_fuzz_use(test, e, d, &rs);
 			ssc_fuzz_check(test, e, what);
 			ssc_engine_destroy(e);
-			e = ssc_engine_create(&geo, &ssc_ram_ops, d, &err);
+			e = ssc_engine_create(&geo, &ssc_ram_ops, d, false, &err);
 			KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(e), "%s: %s", what, err);
 			r = ssc_engine_load(e, true, &err);
 			KUNIT_EXPECT_EQ_MSG(test, 0, r, "%s: reload: %s", what, err);
@@ -985,7 +1142,7 @@ static void ssc_engine_test_fuzz_meta(struct kunit *test)
 		}
 load:
 		err = NULL;
-		e = ssc_engine_create(&geo, &ssc_ram_ops, d, &err);
+		e = ssc_engine_create(&geo, &ssc_ram_ops, d, false, &err);
 		if (IS_ERR(e)) {
 			KUNIT_EXPECT_NOT_NULL_MSG(test, err, "%s: refused without a message", what);
 			refused++;
@@ -1005,7 +1162,7 @@ load:
 		ssc_fuzz_use(test, e, d, &rs);
 		ssc_engine_destroy(e);
 		/* what loaded once keeps loading */
-		e = ssc_engine_create(&geo, &ssc_ram_ops, d, &err);
+		e = ssc_engine_create(&geo, &ssc_ram_ops, d, false, &err);
 		KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(e), "%s: second create: %s", what, err);
 		r = ssc_engine_load(e, true, &err);
 		KUNIT_EXPECT_EQ_MSG(test, 0, r, "%s: second load: %s", what, err);
@@ -1037,6 +1194,8 @@ static struct kunit_case ssc_engine_test_cases[] = {
 	KUNIT_CASE(ssc_engine_test_gc),
 	KUNIT_CASE(ssc_engine_test_log_corruption),
 	KUNIT_CASE(ssc_engine_test_lru),
+	KUNIT_CASE(ssc_engine_test_format),
+	KUNIT_CASE(ssc_engine_test_clean_after_origin_flush),
 	KUNIT_CASE(ssc_engine_test_evict_after_gc),
 	KUNIT_CASE(ssc_engine_test_fua_after_move),
 	KUNIT_CASE(ssc_engine_test_flush_in_flight),

@@ -62,6 +62,8 @@ struct ssc_seg {
 
 #define SSC_ERR_CKPT_NOMEM	"Out of memory loading the checkpoint"
 #define SSC_ERR_CKPT_RANGE	"Checkpoint maps a block outside the cache or origin"
+#define SSC_ERR_UNFORMATTED \
+	"Cache device is not formatted: add the format feature argument to format it"
 #define SSC_ERR_DIRTY_BEYOND \
 	"Cache holds dirty blocks past the end of the origin: load a table as long as before"
 
@@ -166,6 +168,7 @@ struct ssc_engine {
 	void *gc_data;
 	u64 *gc_copy;
 
+	bool need_format;	/* format at the first load */
 	bool loaded;
 	int error;
 	atomic64_t meta_sectors;	/* metadata I/O runs under either lock */
@@ -371,7 +374,7 @@ static int ssc_check_sb(struct ssc_engine *e, const void *buf, const char **err)
 	u32 spb = le32_to_cpu(sb->slots_per_seg), lbs = le32_to_cpu(sb->log_block_bytes);
 
 	if (le32_to_cpu(sb->magic) != SSC_SB_MAGIC) {
-		*err = "Cache device holds something else: zero its first 4 KiB to format it";
+		*err = "Cache device holds something else: the format feature argument formats it";
 		return -EINVAL;
 	}
 	if (le32_to_cpu(sb->crc) != ssc_crc(buf, SSC_MBLOCK_SIZE)) {
@@ -416,6 +419,8 @@ static int ssc_check_sb(struct ssc_engine *e, const void *buf, const char **err)
 	ckpt_blocks = div_u64(cs, SSC_MBLOCK_SECTORS);
 	log_bytes = (u64)lbs * lb;
 	if (cs % SSC_MBLOCK_SECTORS || ckpt_blocks < 1 + DIV_ROUND_UP(slots, SSC_CKPT_PER_BLOCK) ||
+	    ckpt_blocks > 1 + DIV_ROUND_UP(div_u64(geo->cache_sectors, geo->segment_sectors) * spb,
+					   SSC_CKPT_PER_BLOCK) ||
 	    c0 < SSC_MBLOCK_SECTORS || c0 % SSC_MBLOCK_SECTORS || c1 % SSC_MBLOCK_SECTORS ||
 	    ls % SSC_MBLOCK_SECTORS || ds % geo->segment_sectors ||
 	    lb > div_u64(geo->cache_sectors, lbs >> SECTOR_SHIFT) ||
@@ -519,9 +524,23 @@ io_err:
  * Create / destroy
  */
 
+/**
+ * ssc_engine_create() - set up an engine for a cache device
+ * @geo: the table's geometry
+ * @ops: I/O on the cache device
+ * @priv: passed to @ops
+ * @format: format the device at the first ssc_engine_load(), whatever it
+ *	holds; otherwise it must hold a valid superblock
+ * @err: receives a message on failure
+ *
+ * Nothing is written here: a table that is loaded but never resumed leaves
+ * the device as it was.
+ *
+ * Return: the engine or an ERR_PTR().
+ */
 struct ssc_engine *ssc_engine_create(const struct ssc_geometry *geo,
 				     const struct ssc_io_ops *ops, void *priv,
-				     const char **err)
+				     bool format, const char **err)
 {
 	struct ssc_engine *e;
 	unsigned int val_bits;
@@ -542,6 +561,16 @@ struct ssc_engine *ssc_engine_create(const struct ssc_geometry *geo,
 	init_waitqueue_head(&e->inflight_wq);
 	e->open_seg = U32_MAX;
 
+	if (format) {
+		r = ssc_compute_layout(&e->geo, &e->sb);
+		if (r) {
+			*err = "Cache device is too small for its metadata and 6 segments";
+			goto bad;
+		}
+		ssc_apply_sb(e);
+		e->need_format = true;
+		goto layout_known;
+	}
 	buf = kmalloc(SSC_MBLOCK_SIZE, GFP_KERNEL);
 	if (!buf) {
 		r = -ENOMEM;
@@ -556,9 +585,9 @@ struct ssc_engine *ssc_engine_create(const struct ssc_geometry *geo,
 	}
 	if (!memchr_inv(buf, 0, SSC_MBLOCK_SIZE)) {
 		kfree(buf);
-		r = ssc_format(e, err);
-		if (r)
-			goto bad;
+		*err = SSC_ERR_UNFORMATTED;
+		r = -EINVAL;
+		goto bad;
 	} else {
 		r = ssc_check_sb(e, buf, err);
 		if (!r)
@@ -569,7 +598,14 @@ struct ssc_engine *ssc_engine_create(const struct ssc_geometry *geo,
 		ssc_apply_sb(e);
 	}
 
-	e->key_bits = clamp_t(unsigned int, fls64(max_t(u64, geo->origin_blocks, 2) - 1), 1, 48);
+layout_known:
+	/*
+	 * Keys cover the origin as formatted too: a table made shorter since
+	 * must still load the blocks past its end, to drop or refuse them.
+	 */
+	e->key_bits = clamp_t(unsigned int,
+			      fls64(max3(geo->origin_blocks, le64_to_cpu(e->sb.origin_blocks),
+					 2ULL) - 1), 1, 48);
 	val_bits = fls64(e->nr_slots) + 1;
 	r = -ENOMEM;
 	*err = "Cannot allocate the cache engine";
@@ -795,16 +831,15 @@ static u64 ssc_log_append(struct ssc_engine *e, u8 type, u64 oblock, u32 slot,
 	return e->appended_lsn;
 }
 
-/* Build the pending records into log blocks; returns the number of blocks. */
-static unsigned int ssc_log_build(struct ssc_engine *e)
+/* Build the first @n pending records into log blocks; returns the number of blocks. */
+static unsigned int ssc_log_build(struct ssc_engine *e, unsigned int n)
 {
-	unsigned int i, nblocks = DIV_ROUND_UP(e->nr_pending, e->log_per_block);
+	unsigned int i, nblocks = DIV_ROUND_UP(n, e->log_per_block);
 	unsigned int done = 0;
 
 	for (i = 0; i < nblocks; i++) {
 		struct ssc_log_blk *b = e->log_buf + i * e->lbs;
-		unsigned int nr = min_t(unsigned int, e->log_per_block,
-					e->nr_pending - done);
+		unsigned int nr = min_t(unsigned int, e->log_per_block, n - done);
 
 		memset(b, 0, e->lbs);
 		b->magic = cpu_to_le32(SSC_LOG_MAGIC);
@@ -821,46 +856,57 @@ static unsigned int ssc_log_build(struct ssc_engine *e)
 static int __ssc_checkpoint(struct ssc_engine *e);
 
 /*
- * Before clean records become durable, the origin data they vouch for must
- * be: the cache manager flushes the origin. Called with commit_lock held
- * (and not e->lock: the flush is slow). Its failure fails the commit, not
- * the cache; the records stay pending.
+ * Before a clean record becomes durable, the origin data it vouches for must
+ * be: the cache manager flushes the origin. Called with commit_lock and
+ * e->lock held; the flag is cleared under e->lock before the flush starts,
+ * so a clean record appended after that sets it again. Its failure fails
+ * the commit, not the cache; the records stay pending.
  */
-static int ssc_before_clean_commit(struct ssc_engine *e)
+static int ssc_origin_flush(struct ssc_engine *e, bool drop_lock)
 {
 	int r;
 
 	lockdep_assert_held(&e->commit_lock);
-	if (!e->ops->before_clean_commit || !READ_ONCE(e->clean_published))
+	lockdep_assert_held(&e->lock);
+	if (!e->ops->before_clean_commit || !e->clean_published)
 		return 0;
-	WRITE_ONCE(e->clean_published, false);
+	e->clean_published = false;
+	if (drop_lock)
+		mutex_unlock(&e->lock);
 	r = e->ops->before_clean_commit(e->priv);
+	if (drop_lock)
+		mutex_lock(&e->lock);
 	if (r)
-		WRITE_ONCE(e->clean_published, true);
+		e->clean_published = true;
 	return r;
 }
 
 /*
- * Write every pending record, in as few log blocks as fit, with a cache
- * flush before them (so the data they point at is durable first) and FUA.
- * Called with commit_lock held.
+ * Write pending records, in as few log blocks as fit, with a cache flush
+ * before them (so the data they point at is durable first) and FUA. Called
+ * with commit_lock held. If clean records are pending, the origin is flushed
+ * first, without e->lock (it is slow, and lookups need the lock); records
+ * appended meanwhile may vouch for origin writes that flush missed, so only
+ * the records there were when it was asked for are written. Callers that
+ * need a record loop until it is committed.
  */
 static int __ssc_commit(struct ssc_engine *e)
 {
-	unsigned int nblocks;
+	unsigned int nblocks, n;
 	sector_t sector;
 	u64 last, flush;
 	int r;
 
 	lockdep_assert_held(&e->commit_lock);
-	r = ssc_before_clean_commit(e);
-	if (r)
-		return r;
 	mutex_lock(&e->lock);
 	r = e->error;
 	if (r)
 		goto out;
-	nblocks = ssc_log_build(e);
+	n = e->nr_pending;
+	r = ssc_origin_flush(e, true);
+	if (r)
+		goto out;
+	nblocks = ssc_log_build(e, n);
 	if (e->log_head + nblocks > SSC_LOG_LIMIT(e)) {
 		/* the checkpoint covers every pending record */
 		r = __ssc_checkpoint(e);
@@ -869,8 +915,9 @@ static int __ssc_commit(struct ssc_engine *e)
 	sector = e->log_start + e->log_head * e->lbs_sectors;
 	e->log_head += nblocks;
 	e->next_log_seq += nblocks;
-	last = e->appended_lsn;
-	e->nr_pending = 0;
+	last = e->appended_lsn - (e->nr_pending - n);
+	e->nr_pending -= n;
+	memmove(e->pending, e->pending + n, e->nr_pending * sizeof(*e->pending));
 	flush = ++e->flushes_issued;
 	mutex_unlock(&e->lock);
 
@@ -908,10 +955,12 @@ int ssc_commit(struct ssc_engine *e, u64 lsn)
 		return READ_ONCE(e->error);
 
 	mutex_lock(&e->commit_lock);
-	if (lsn > e->committed_lsn)
+	mutex_lock(&e->lock);
+	lsn = min(lsn, e->appended_lsn);	/* U64_MAX: everything so far */
+	r = e->error;
+	mutex_unlock(&e->lock);
+	while (!r && lsn > e->committed_lsn)
 		r = __ssc_commit(e);
-	else
-		r = READ_ONCE(e->error);
 	mutex_unlock(&e->commit_lock);
 	return r;
 }
@@ -1028,6 +1077,14 @@ static int __ssc_checkpoint(struct ssc_engine *e)
 	lockdep_assert_held(&e->lock);
 	if (e->error)
 		return e->error;
+	/*
+	 * The map holds every clean block published so far: flush the origin
+	 * under the lock, so that none is published between the flush and the
+	 * map walk. (Checkpoints are rare; commits flush without the lock.)
+	 */
+	r = ssc_origin_flush(e, false);
+	if (r)
+		return r;
 
 	ssc_smap_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_ckpt_visit, &c);
 	r = c.r;
@@ -1078,11 +1135,6 @@ int ssc_checkpoint(struct ssc_engine *e)
 	int r;
 
 	mutex_lock(&e->commit_lock);
-	r = ssc_before_clean_commit(e);
-	if (r) {
-		mutex_unlock(&e->commit_lock);
-		return r;
-	}
 	mutex_lock(&e->lock);
 	r = __ssc_checkpoint(e);
 	mutex_unlock(&e->lock);
@@ -1704,8 +1756,8 @@ static int ssc_gc_one(struct ssc_engine *e)
 {
 	struct ssc_sum *sum = e->gc_sum;
 	u32 i, seg, base, ncopy = 0;
+	int victim, r, commit_failed = 0;
 	struct ssc_seg *s;
-	int victim, r;
 	u64 val;
 
 	mutex_lock(&e->lock);
@@ -1771,9 +1823,15 @@ static int ssc_gc_one(struct ssc_engine *e)
 		r = ssc_gc_copy(e, ob, slot);
 	}
 
-	/* the removals and moves are durable before the segment is reused */
-	if (!r)
+	/*
+	 * the removals and moves are durable before the segment is reused; a
+	 * failed commit has failed the cache itself if the log write failed
+	 * (an origin flush that failed does not)
+	 */
+	if (!r) {
 		r = ssc_commit(e, U64_MAX);
+		commit_failed = r;
+	}
 	/* readers that looked the old slots up are done */
 	wait_event(e->inflight_wq, !atomic_read(&s->inflight));
 	if (!r && e->ops->discard)
@@ -1793,7 +1851,7 @@ static int ssc_gc_one(struct ssc_engine *e)
 			r = -EAGAIN;
 	}
 	/* only I/O errors are fatal; no space or memory just stops this pass */
-	if (r && r != -EAGAIN && r != -ENOSPC && r != -ENOMEM)
+	if (r && !commit_failed && r != -EAGAIN && r != -ENOSPC && r != -ENOMEM)
 		ssc_set_error(e, r);
 	mutex_unlock(&e->lock);
 	return r;
@@ -1838,7 +1896,8 @@ static int ssc_read_ckpt_hdr(struct ssc_engine *e, int i, struct ssc_ckpt_hdr *h
 		return -EUCLEAN;
 	if (le32_to_cpu(h->nr_blocks) * (u64)SSC_MBLOCK_SECTORS + SSC_MBLOCK_SECTORS >
 	    e->ckpt_sectors || le64_to_cpu(h->nr_entries) >
-	    (u64)le32_to_cpu(h->nr_blocks) * SSC_CKPT_PER_BLOCK)
+	    (u64)le32_to_cpu(h->nr_blocks) * SSC_CKPT_PER_BLOCK ||
+	    le64_to_cpu(h->nr_entries) > e->nr_slots)
 		return -EUCLEAN;
 	return 0;
 }
@@ -2097,6 +2156,12 @@ int ssc_engine_load(struct ssc_engine *e, bool want_dirty_table, const char **er
 		if (ret)
 			*err = "Cannot write the cache superblock";
 		return ret;
+	}
+	if (e->need_format) {
+		ret = ssc_format(e, err);
+		if (ret)
+			return ret;
+		e->need_format = false;
 	}
 
 	/* a failed load may be retried by the next resume: start empty */

@@ -103,7 +103,7 @@ struct ssc_engine_stats {
 
 struct ssc_engine *ssc_engine_create(const struct ssc_geometry *geo,
 				     const struct ssc_io_ops *ops, void *priv,
-				     const char **err);
+				     bool format, const char **err);
 int ssc_engine_load(struct ssc_engine *e, bool want_dirty_table,
 		    const char **err);
 int ssc_engine_shutdown(struct ssc_engine *e);

@@ -67,14 +67,14 @@ t_ssc_wt() { DEV=/dev/mapper/t; }
 # segments of 256 KiB, the erase block of FlashTier's simulated SSD: the
 # default 2 MiB would leave a 32 MiB cache only 13, 4 of them GC's reserve
 t_ssc_wt_create() {
-	dmsetup create t --table "0 $OLEN ssc /dev/mapper/fdata /dev/mapper/origin 8 3 writethrough segment_size 512"
+	dmsetup create t --table "0 $OLEN ssc /dev/mapper/fdata /dev/mapper/origin 8 4 format writethrough segment_size 512"
 }
 t_ssc_wt_reads() { echo "$(ssc_stat t read_hits) $(( $(ssc_stat t read_hits) + $(ssc_stat t read_misses) ))"; }
 t_ssc_wt_cached() { ssc_stat t cached | cut -d/ -f1; }
 t_ssc_wt_remove() { dmsetup remove t; }
 t_ssc_wb() { DEV=/dev/mapper/t; }
 t_ssc_wb_create() {
-	dmsetup create t --table "0 $OLEN ssc /dev/mapper/fdata /dev/mapper/origin 8 3 writeback segment_size 512"
+	dmsetup create t --table "0 $OLEN ssc /dev/mapper/fdata /dev/mapper/origin 8 4 format writeback segment_size 512"
 }
 t_ssc_wb_reads() { t_ssc_wt_reads; }
 t_ssc_wb_cached() { t_ssc_wt_cached; }

@@ -66,13 +66,13 @@ t_linear_cached() { echo "0 0"; }
 t_linear_remove() { dmsetup remove t; }
 
 t_ssc_wt() { DEV=/dev/mapper/t; WRITES=0; WARM=read; BLK=4096; }
-t_ssc_wt_create() { dmsetup create t --table "0 $OLEN ssc /dev/mapper/fdata /dev/mapper/origin 8 1 writethrough"; }
+t_ssc_wt_create() { dmsetup create t --table "0 $OLEN ssc /dev/mapper/fdata /dev/mapper/origin 8 2 format writethrough"; }
 t_ssc_wt_cached() { ssc_stat t cached | tr / ' '; }
 t_ssc_wt_remove() { dmsetup remove t; }
 
 t_ssc_wb() { DEV=/dev/mapper/t; WRITES=1; WARM=write; BLK=4096; }
 t_ssc_wb_create() {
-	dmsetup create t --table "0 $OLEN ssc /dev/mapper/fdata /dev/mapper/origin 8 5 writeback dirty_high 75 dirty_low 70"
+	dmsetup create t --table "0 $OLEN ssc /dev/mapper/fdata /dev/mapper/origin 8 6 format writeback dirty_high 75 dirty_low 70"
 }
 t_ssc_wb_cached() { ssc_stat t cached | tr / ' '; }
 t_ssc_wb_remove() { dmsetup message t 0 clean 0 $((OLEN / 8)) > /dev/null; dmsetup remove t; }

@@ -47,7 +47,7 @@ dmsetup remove holder
 dd if=/dev/urandom of=$CACHE bs=4k count=1 oflag=direct 2>/dev/null
 check_eq "create over a cache holding something else: exit 1" 1 "$(rc hcctl create v --cache $CACHE --origin $ORIGIN)"
 check "create: passes on the kernel's reason" sh -c \
-	"hcctl create v --cache $CACHE --origin $ORIGIN 2>&1 | grep -q 'the kernel says:.*zero its first 4 KiB'"
+	"hcctl create v --cache $CACHE --origin $ORIGIN 2>&1 | grep -q 'the kernel says:.*the format feature argument formats it'"
 check_fails "create: nothing left behind after a refusal" dmsetup info v
 
 # --- create, status ------------------------------------------------------------

@@ -19,6 +19,7 @@ check_eq "monitor: two volumes: exit 2" 2 "$(hcctl monitor a b > /dev/null 2>&1;
 flaky_cache_setup 64 256
 check "null_blk small cache" null_blk_add 16
 mk() { dmsetup create v --table "0 $LEN ssc $CACHE $ORIGIN 8 1 $1"; }
+mkf() { dmsetup create v --table "0 $LEN ssc $CACHE $ORIGIN 8 2 format $1"; }
 cut_power() { flaky_set drop_writes; }
 restore_power() { flaky_set up; }
 
@@ -55,7 +56,7 @@ start_monitor /tmp/ev-other --count 1 --timeout 1200 other
 OTHER=$MON_PID
 
 # --- write-back done ----------------------------------------------------------
-check "create writeback" mk writeback
+check "create writeback" mkf writeback
 check "write 4 MiB dirty" dd if=/dev/urandom of=/dev/mapper/v bs=4k count=1024 oflag=direct conv=fsync
 d=$(ssc_stat v dirty)
 check "hcctl flush" hcctl flush v
@@ -115,7 +116,7 @@ check "remove" dmsetup remove v
 # --- GC stalls: writers wait for garbage collection ------------------------------
 SMALL=/dev/nullb2
 check "small writethrough volume" dmsetup create s --table \
-	"0 $LEN ssc $SMALL $ORIGIN 8 3 writethrough segment_size 256"
+	"0 $LEN ssc $SMALL $ORIGIN 8 4 format writethrough segment_size 256"
 fio --name=stall --filename=/dev/mapper/s --ioengine=libaio --direct=1 --rw=randwrite --bs=4k \
 	--iodepth=32 --numjobs=2 --size=200m --io_size=64m --group_reporting > /dev/null 2>&1
 e=$(wait_event /tmp/ev '.event == "gc_stall" and .volume == "s"')
@@ -142,7 +143,7 @@ o=$?
 check_eq "monitor --count: interrupted before the count" 0 "$o"
 start_monitor /tmp/ev2 --count 2 --timeout 120
 C2=$MON_PID
-mk writethrough
+mkf writethrough
 dmsetup reload v --table "$(dmsetup table v | sed 's/ writethrough / writeback /')" && dmsetup resume v
 hcctl flush v > /dev/null
 wait $C2

@@ -8,12 +8,13 @@
 
 flaky_cache_setup 64 128
 mk() { dmsetup create v --table "0 $LEN ssc $CACHE $ORIGIN 8 1 $1"; }
+mkf() { dmsetup create v --table "0 $LEN ssc $CACHE $ORIGIN 8 2 format $1"; }
 dd if=/dev/urandom of=/tmp/e1 bs=1M count=8 2>/dev/null
 dd if=/dev/urandom of=/tmp/e2 bs=1M count=4 2>/dev/null
 readback() { dd if=/dev/mapper/v bs=1M count="$2" skip="${3:-0}" iflag=direct 2>/dev/null | cmp - "$1"; }
 
 # --- writethrough: a dead cache device costs speed, never data -------------
-check "create writethrough" mk writethrough
+check "create writethrough" mkf writethrough
 check "write 8 MiB" dd if=/tmp/e1 of=/dev/mapper/v bs=1M oflag=direct conv=fsync
 check "read it (fills nothing new: all cached)" readback /tmp/e1 8
 c=$(ssc_stat v cached)
@@ -40,7 +41,7 @@ check "remove" dmsetup remove v
 dd if=/dev/zero of=/dev/nullb0 bs=4k count=1 oflag=direct 2>/dev/null
 
 # --- writeback: failing writes turn it read-only; dirty data survives ------
-check "create writeback" mk writeback
+check "create writeback" mkf writeback
 check "write 8 MiB dirty" dd if=/tmp/e1 of=/dev/mapper/v bs=1M oflag=direct conv=fsync
 d=$(ssc_stat v dirty)
 [ "${d:-0}" -gt 1000 ] && ok "blocks dirty ($d)" || not_ok "blocks dirty # '$d'"

@@ -18,9 +18,8 @@ LEN=$(sectors $ORIGIN)
 
 mk() {	# mk MODE [features...]: volume v over a freshly formatted cache
 	dmsetup remove v 2>/dev/null
-	dd if=/dev/zero of=$CACHE bs=4k count=1 oflag=direct 2>/dev/null
-	n=$#
-	dmsetup create v --table "0 $LEN ssc $CACHE $ORIGIN 8 $n $*"
+	n=$(($# + 1))
+	dmsetup create v --table "0 $LEN ssc $CACHE $ORIGIN 8 $n format $*"
 }
 
 # --- writethrough: misses fill, GC silently evicts clean blocks -------------

@@ -14,7 +14,7 @@ dd if=/dev/urandom of=/tmp/p1 bs=1M count=8 2>/dev/null
 dd if=/dev/urandom of=/tmp/p2 bs=1M count=8 2>/dev/null
 
 # --- clean shutdown: write-through cache contents survive ----------------------
-check "create writethrough" mk writethrough
+check "create writethrough (format)" dmsetup create v --table "0 $LEN ssc $CACHE $ORIGIN 8 2 format writethrough"
 check "write 8 MiB" dd if=/tmp/p1 of=/dev/mapper/v bs=1M oflag=direct
 c1=$(ssc_stat v cached)
 check "remove (clean shutdown)" dmsetup remove v

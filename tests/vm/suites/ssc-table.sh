@@ -13,7 +13,29 @@ LEN=$(sectors $ORIGIN)
 c0=$(cat /sys/block/nullb0/dev)
 c1=$(cat /sys/block/nullb1/dev)
 
-check "create with no features (writethrough)" dmsetup create ssc0 --table "0 $LEN ssc $CACHE $ORIGIN 8 0"
+# formatting is asked for, and done at the first resume: never by a table only loaded
+bad_resume() {	# bad_resume WHAT TABLE: create fails (the load or the resume) with WHAT logged
+	dmesg -c > /dev/null
+	if dmsetup create ssc0 --table "$2" > /dev/null 2>&1; then
+		not_ok "refused: $1 # accepted"
+		dmsetup remove ssc0
+	elif dmesg | grep -qF "$1"; then
+		ok "refused: $1"
+	else
+		not_ok "refused: $1 # not in the kernel log"
+		dmesg | tail -n 3 | sed 's/^/# /'
+	fi
+	dmsetup remove ssc0 2>/dev/null
+}
+bad_resume "Cache device is not formatted: add the format feature argument" "0 $LEN ssc $CACHE $ORIGIN 8 0"
+check "load a table with format, never resume it" sh -c \
+	"dmsetup create ssc0 --notable && dmsetup load ssc0 --table '0 $LEN ssc $CACHE $ORIGIN 8 1 format'"
+check_eq "an inactive table shows its pending format" \
+	"0 $LEN ssc $c0 $c1 8 10 format writethrough segment_size 4096 dirty_high 20 dirty_low 10 sequential_threshold 0" \
+	"$(dmsetup table --inactive ssc0)"
+check "remove it" dmsetup remove ssc0
+check_eq "the cache device was not written" 0 "$(sb_u32 $CACHE 4)"
+check "create with format only (writethrough)" dmsetup create ssc0 --table "0 $LEN ssc $CACHE $ORIGIN 8 1 format"
 check_eq "volume size equals origin" "$LEN" "$(sectors /dev/mapper/ssc0)"
 check "kernel formatted the zeroed cache device" sh -c 'dmesg | grep -q "dm-ssc: formatted cache"'
 check_eq "superblock magic SSCS" "1397965651" "$(sb_u32 $CACHE 4)"
@@ -128,7 +150,8 @@ bad_table "Invalid block size" "0 $LEN ssc $CACHE $ORIGIN 24 1 passthrough"
 bad_table "Invalid block size" "0 $LEN ssc $CACHE $ORIGIN 4096 1 passthrough"
 bad_table "Invalid block size" "0 $LEN ssc $CACHE $ORIGIN 8k 1 passthrough"
 bad_table "Invalid number of feature arguments" "0 $LEN ssc $CACHE $ORIGIN 8 x passthrough"
-bad_table "Invalid number of feature arguments" "0 $LEN ssc $CACHE $ORIGIN 8 10 passthrough segment_size 4096 dirty_high 20 dirty_low 10 sequential_threshold 0 x"
+bad_table "Invalid number of feature arguments" "0 $LEN ssc $CACHE $ORIGIN 8 11 format passthrough segment_size 4096 dirty_high 20 dirty_low 10 sequential_threshold 0 x"
+bad_table "Duplicate format feature argument" "0 $LEN ssc $CACHE $ORIGIN 8 2 format format"
 bad_table "Invalid number of feature arguments" "0 $LEN ssc $CACHE $ORIGIN 8 2 passthrough"
 bad_table "Unrecognised feature argument" "0 $LEN ssc $CACHE $ORIGIN 8 1 turbo"
 bad_table "Conflicting mode feature arguments" "0 $LEN ssc $CACHE $ORIGIN 8 2 passthrough writeback"
