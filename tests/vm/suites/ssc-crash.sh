@@ -7,7 +7,11 @@
 # acknowledgement. replay-log then rebuilds the devices entry by entry and, at
 # every FLUSH or FUA entry, reloads ssc on a copy and checks the oracle
 # (crash-io check via crash-check.sh): no acknowledged write lost, no stale
-# data, and the same data again from the origin after write-back.
+# data, and the same data again from the origin after write-back. The
+# "concurrent" sweep runs four writers at once (crash-io prun), each on its own
+# blocks, reads anywhere, checkpoints, GC and write-back alongside; its marks
+# carry every writer's count and its oracle (crash-io pcheck) refuses anything
+# older than acknowledged.
 #
 # What this model does not explore: a flush of the cache device also makes
 # earlier origin writes durable (one log), and writes reach the replay only in
@@ -47,11 +51,14 @@ export CK_NBLK=$NBLK CK_NOPS=$NOPS CK_LEN=$O
 check "check copy carved into cache and origin" sh -c \
 	"dmsetup create cs --table '0 $C linear $S 0' && dmsetup create os --table '0 $O linear $S $C'"
 
-sweep() {	# sweep MODE SEED FEATURES...
-	mode=$1 seed=$2
-	shift 2
+sweep() {	# sweep MODE SEED THREADS FEATURES...: THREADS 0 is the single writer
+	mode=$1 seed=$2 thr=$3
+	shift 3
 	feat="$# $*"
-	export CK_SEED=$seed CK_FEAT="$feat"
+	nops=$NOPS
+	# several writers at once: each gets half the ops, twice as many in all
+	[ "$thr" -gt 0 ] && nops=$((NOPS / 2))
+	export CK_SEED=$seed CK_FEAT="$feat" CK_THREADS=$thr CK_NOPS=$nops
 	for d in $U $R $L; do blkdiscard "$d" 2>/dev/null || dd if=/dev/zero of="$d" bs=1M oflag=direct 2>/dev/null; done
 	dmsetup create ou0 --table "0 $O linear $U $C" && crash-io fill /dev/mapper/ou0 $NBLK &&
 		dmsetup remove ou0 && dd if=$U of=$R bs=1M iflag=direct oflag=direct 2>/dev/null
@@ -61,17 +68,23 @@ sweep() {	# sweep MODE SEED FEATURES...
 		 dmsetup create cu --table '0 $C linear /dev/mapper/lw 0' &&
 		 dmsetup create ou --table '0 $O linear /dev/mapper/lw $C' &&
 		 dmsetup message lw 0 mark start"
-	check "$mode: create ssc" dmsetup create v --table "0 $O ssc /dev/mapper/cu /dev/mapper/ou 8 $feat"
-	check "$mode: workload of $NOPS ops, a mark after every acknowledged write" \
-		crash-io run /dev/mapper/v $NBLK $NOPS "$seed" "dmsetup message lw 0 mark ack" \
-		"dmsetup message v 0 checkpoint"
+	check "$mode: create ssc" dmsetup create v --table "0 $O ssc /dev/mapper/cu /dev/mapper/ou 8 $(($# + 1)) format $*"
+	if [ "$thr" -gt 0 ]; then
+		check "$mode: $thr writers at once, $nops ops each, a mark after every acknowledged write" \
+			crash-io prun /dev/mapper/v $NBLK $nops "$seed" "$thr" \
+			"dmsetup message lw 0 mark ack" "dmsetup message v 0 checkpoint"
+	else
+		check "$mode: workload of $NOPS ops, a mark after every acknowledged write" \
+			crash-io run /dev/mapper/v $NBLK $NOPS "$seed" "dmsetup message lw 0 mark ack" \
+			"dmsetup message v 0 checkpoint"
+	fi
 	diag "$mode: $(dmsetup status v)"
 	gc=$(ssc_stat v gc_runs) ck=$(ssc_stat v checkpoints) wb=$(ssc_stat v writebacks)
 	[ "${gc:-0}" -gt 0 ] && ok "$mode: GC ran during the workload ($gc runs)" ||
 		not_ok "$mode: GC ran during the workload # gc_runs '$gc'"
 	[ "${ck:-0}" -gt 1 ] && ok "$mode: checkpoints taken during the workload ($ck)" ||
 		not_ok "$mode: checkpoints taken during the workload # '$ck'"
-	if [ "$mode" = writeback ]; then
+	if [ "$mode" != writethrough ]; then
 		[ "${wb:-0}" -gt 0 ] && ok "$mode: write-back ran during the workload ($wb blocks)" ||
 			not_ok "$mode: write-back ran during the workload # '$wb'"
 	fi
@@ -106,7 +119,9 @@ sweep() {	# sweep MODE SEED FEATURES...
 		not_ok "$mode: the sweep covered enough crash points # $got counted of $dur, want $want"
 }
 
-sweep writeback 11 writeback segment_size 256 dirty_high 5 dirty_low 1
-sweep writethrough 12 writethrough segment_size 256
+sweep writeback 11 0 writeback segment_size 256 dirty_high 5 dirty_low 1
+sweep writethrough 12 0 writethrough segment_size 256
+# four writers at once, against GC, write-back and checkpoints (issue 17)
+sweep concurrent 13 4 writeback segment_size 256 dirty_high 5 dirty_low 1
 dmsetup remove cs os
 check "null_blk teardown" null_blk_teardown

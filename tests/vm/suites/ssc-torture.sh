@@ -3,7 +3,8 @@
 # checkpoints, messages, suspend/resume and mode reloads, all at once, on a
 # cache small enough that GC and silent eviction never stop; plus the races
 # that need a hostile user (a buffer that changes under O_DIRECT I/O) or an
-# interrupted suspend. Under the debug kernel, KASAN and lockdep watch.
+# interrupted suspend; and swap on an ssc volume in a memory cgroup at its
+# limit. Under the debug kernel, KASAN and lockdep watch.
 # Devices: nullb0 = 16 MiB cache (128 KiB segments), nullb1 = 64 MiB origin.
 
 SEED=${SSC_SEED:-1}
@@ -23,8 +24,7 @@ table() {	# table ORIGIN MODE [features...]
 }
 mk() {	# mk MODE [features...]: volume v over a freshly formatted cache
 	dmsetup remove v 2>/dev/null
-	dd if=/dev/zero of=$CACHE bs=4k count=1 oflag=direct 2>/dev/null
-	dmsetup create v --table "$(table $ORIGIN "$@")"
+	dmsetup create v --table "$(table $ORIGIN format "$@")"
 }
 state() { dmsetup info v | awk '$1 == "State:" { print $2 }'; }
 
@@ -47,8 +47,7 @@ check "remove" dmsetup remove v
 # writes to the origin take 3 s; a suspend waits for them and is interrupted
 check "dm-delay origin (writes take 3 s)" \
 	dmsetup create slow --table "0 $LEN delay $ORIGIN 0 0 $ORIGIN 0 3000"
-dd if=/dev/zero of=$CACHE bs=4k count=1 oflag=direct 2>/dev/null
-check "create writethrough over it" dmsetup create v --table "$(table /dev/mapper/slow writethrough)"
+check "create writethrough over it" dmsetup create v --table "$(table /dev/mapper/slow format writethrough)"
 dd if=/dev/zero of=/dev/mapper/v bs=4k seek=100 count=1 oflag=direct 2>/dev/null &
 sleep 1
 check_fails "a suspend interrupted while it waits for a write" timeout -s INT 1 dmsetup suspend v
@@ -150,6 +149,33 @@ check "remove (clean shutdown)" dmsetup remove v
 check "create again" dmsetup create v --table "$(table $ORIGIN writeback)"
 check_eq "and the volume reads the same after the reload" "$sum1" \
 	"$(dd if=/dev/mapper/v bs=1M count=24 iflag=direct 2>/dev/null | md5sum)"
+check "remove" dmsetup remove v
+
+# --- swap on an ssc volume, in a memory cgroup at its limit -------------------
+# the kernel swaps out through dm-ssc while it is short of memory: every I/O
+# path allocation must come from a pool or fail over (write around), never wait
+# on reclaim that waits on this very swap device
+CG=/sys/fs/cgroup/ssc-swap
+check "create writeback for swap" mk writeback dirty_high 30 dirty_low 10
+check "mkswap on the volume" mkswap /dev/mapper/v
+check "swapon" swapon /dev/mapper/v
+mkdir -p /sys/fs/cgroup
+grep -q cgroup2 /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup
+echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+mkdir -p $CG
+check "cgroup memory.max 8M" sh -c "echo 8M > $CG/memory.max"
+pin0=$(awk '$1 == "pswpin" { print $2 }' /proc/vmstat)
+now_cs
+t0=$NOW
+check "24 MiB of pages swapped through the volume and verified (random, 30 % rewritten)" \
+	sh -c "echo \$\$ > $CG/cgroup.procs && exec swapstress -m 24 -o random -n 2 -w 30 -S $SEED"
+slow "swap through ssc" "$t0"
+pin=$(($(awk '$1 == "pswpin" { print $2 }' /proc/vmstat) - pin0))
+[ "$pin" -gt 1000 ] && ok "pages came back from the volume ($pin swap-ins)" ||
+	not_ok "pages came back from the volume # $pin swap-ins"
+diag "swap: $(dmsetup status v)"
+check "swapoff" swapoff /dev/mapper/v
+rmdir $CG 2>/dev/null
 check "remove" dmsetup remove v
 
 check "rmmod dm-ssc" rmmod dm_ssc
