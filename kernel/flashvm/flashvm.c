@@ -151,7 +151,11 @@ static unsigned int fvm_swapin_readahead(struct swap_info_struct *si,
 	 * that the kernel's plugged reads of neighbours merge into one request.
 	 * First the stock window's used slots, as the kernel would read them.
 	 */
-	end = offset | mask;
+	/*
+	 * vm.page-cluster may be as large as 31: the window is clamped to the
+	 * device, or a scan of free slots could run for 2^31 of them.
+	 */
+	end = min_t(pgoff_t, offset | mask, si->max - 1);
 	for (off = offset & ~mask; off <= end && n < want; off++)
 		if (off == offset || fvm_slot_used(si, off))
 			offs[n++] = off;
@@ -160,7 +164,7 @@ static unsigned int fvm_swapin_readahead(struct swap_info_struct *si,
 	/* FlashVM: seek over free and bad slots for a full window */
 	if (READ_ONCE(fvm_prefetch)) {
 		i = n;
-		for (off = end + 1; n < want && scan--; off++)
+		for (off = end + 1; n < want && off < si->max && scan--; off++)
 			if (fvm_slot_used(si, off))
 				offs[n++] = off;
 		fvm_count(FVM_RA_EXTENDED, n - i);
