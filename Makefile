@@ -23,10 +23,11 @@ KDIR	?= $(lastword $(sort $(wildcard /usr/src/linux-headers-6.12.*+deb12-amd64))
 BUILD	?= $(CURDIR)/out/build/$(notdir $(abspath $(KDIR)))
 
 # Out-of-tree builds have no Kconfig: say which options we build, and turn the
-# KUnit tests on when the target kernel has KUnit (the debug kernel does).
+# KUnit tests and the injection points on when the target kernel has KUnit (the
+# debug kernel does).
 MODCFG	:= CONFIG_DM_SSC=m CONFIG_HASHCACHE=m
 ifneq ($(shell grep -s '^CONFIG_KUNIT=y' $(KDIR)/.config),)
-MODCFG	+= CONFIG_DM_SSC_KUNIT_TEST=y CONFIG_HASHCACHE_KUNIT_TEST=y
+MODCFG	+= CONFIG_DM_SSC_KUNIT_TEST=y CONFIG_HASHCACHE_KUNIT_TEST=y CONFIG_DM_SSC_DEBUG=y
 endif
 
 MODDIRS	:= ssc hashcache

@@ -262,6 +262,30 @@ struct ssc_bio {
 
 static struct kmem_cache *ssc_cell_cache;
 
+#if IS_ENABLED(CONFIG_DM_SSC_DEBUG)
+/*
+ * Injection point for tests (debug builds only): .map sleeps this long after
+ * it looked up a write to block inject_map_block for an in-place write, so
+ * that write-back can be made to run in between.
+ */
+static unsigned int inject_map_delay_ms;
+module_param(inject_map_delay_ms, uint, 0644);
+MODULE_PARM_DESC(inject_map_delay_ms, "debug: delay after the in-place lookup in map");
+static unsigned long long inject_map_block;
+module_param(inject_map_block, ullong, 0644);
+MODULE_PARM_DESC(inject_map_block, "debug: the block inject_map_delay_ms applies to");
+
+static void ssc_inject_map_delay(u64 oblock)
+{
+	unsigned int ms = READ_ONCE(inject_map_delay_ms);
+
+	if (ms && oblock == READ_ONCE(inject_map_block))
+		msleep(ms);
+}
+#else
+static inline void ssc_inject_map_delay(u64 oblock) { }
+#endif
+
 /* Every constructed ssc target, for netlink queries and mode changes */
 static LIST_HEAD(ssc_volumes);
 static DEFINE_MUTEX(ssc_volumes_lock);
@@ -1188,6 +1212,7 @@ static int ssc_map(struct dm_target *ti, struct bio *bio)
 		pb->cell = ssc_cell_get_bio(sc, oblock, bio, false);
 		if (pb->cell) {
 			st = ssc_get(sc->eng, oblock, true, &loc);
+			ssc_inject_map_delay(oblock);
 			if (st == SSC_DIRTY && loc.slot != U32_MAX) {
 				this_cpu_inc(sc->stats->write_hits);
 				pb->loc = loc;

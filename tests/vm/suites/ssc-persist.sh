@@ -129,6 +129,27 @@ check "the same log without the corruption recovers" mk writeback
 check_eq "recovery replayed the log" 1 "$(ssc_stat v recovered)"
 check "remove" dmsetup remove v
 
+# --- a table made shorter than the origin the cache holds blocks of ----------
+# write-back must never write past the target's end: a dirty block there
+# refuses the load (its data would be lost), a clean one is dropped
+SHORT=$((LEN - 2048))
+dd if=/dev/urandom of=/tmp/last bs=4k count=1 2>/dev/null
+check "create writeback (format)" dmsetup create v --table "0 $LEN ssc $CACHE $ORIGIN 8 2 format writeback"
+check "a dirty block in the last MiB" dd if=/tmp/last of=/dev/mapper/v bs=4k seek=$((LEN / 8 - 1)) oflag=direct
+check "remove" dmsetup remove v
+dmesg -c > /dev/null
+check_fails "a table 1 MiB shorter is refused" dmsetup create v --table "0 $SHORT ssc $CACHE $ORIGIN 8 1 writeback"
+dmsetup remove v 2>/dev/null
+check "with: dirty blocks past the end of the origin" sh -c "dmesg | grep -q 'dirty blocks past the end of the origin'"
+check "the full-length table still loads" dmsetup create v --table "0 $LEN ssc $CACHE $ORIGIN 8 1 writeback"
+check "and the block reads back" sh -c "dd if=/dev/mapper/v bs=4k skip=$((LEN / 8 - 1)) count=1 iflag=direct 2>/dev/null | cmp - /tmp/last"
+check "write it back" dmsetup message v 0 clean $((LEN / 8 - 1))
+check "remove" dmsetup remove v
+dmesg -c > /dev/null
+check "now the shorter table loads" dmsetup create v --table "0 $SHORT ssc $CACHE $ORIGIN 8 1 writeback"
+check "dropping the clean block past its end" sh -c "dmesg | grep -q 'dropped 1 clean blocks past the end'"
+check "remove" dmsetup remove v
+
 check "remove flakey" dmsetup remove fc
 check "rmmod dm-ssc" rmmod dm_ssc
 check "null_blk teardown" null_blk_teardown
