@@ -214,6 +214,39 @@ static int cmd_run(const char *dev, uint64_t nblk, uint64_t nops, uint64_t seed,
 	return 0;
 }
 
+/*
+ * EXPECT: versions an earlier check saw, which must be seen again (the data
+ * does not change without writes); SAVE: where to write the versions seen.
+ * Returns the number of blocks that differ.
+ */
+static uint64_t compare_save(const uint64_t *seen, uint64_t nblk, const char *save,
+			     const char *expect)
+{
+	uint64_t b, bad = 0;
+	FILE *f;
+
+	if (expect && (f = fopen(expect, "r"))) {
+		for (b = 0; b < nblk; b++) {
+			uint64_t v;
+
+			if (fscanf(f, "%" SCNu64, &v) != 1)
+				break;
+			if (v != seen[b]) {
+				printf("block %" PRIu64 ": version %" PRIu64 " now, %" PRIu64
+				       " on the first read\n", b, seen[b], v);
+				bad++;
+			}
+		}
+		fclose(f);
+	}
+	if (save && strcmp(save, "-") && (f = fopen(save, "w"))) {
+		for (b = 0; b < nblk; b++)
+			fprintf(f, "%" PRIu64 "\n", seen[b]);
+		fclose(f);
+	}
+	return bad;
+}
+
 static int cmd_check(const char *dev, uint64_t nblk, uint64_t nops, uint64_t seed,
 		     uint64_t acked, const char *save, const char *expect)
 {
@@ -221,7 +254,6 @@ static int cmd_check(const char *dev, uint64_t nblk, uint64_t nops, uint64_t see
 	uint64_t *want = calloc(nblk, sizeof(*want)), *seen = calloc(nblk, sizeof(*seen));
 	uint64_t *p = xalign(BS * 256), *q = xalign(BS), i, b, inflight = 0, bad = 0;
 	int fd = open_dev(dev, O_RDONLY);
-	FILE *f;
 
 	if (!want || !seen)
 		die("out of memory");
@@ -264,25 +296,7 @@ static int cmd_check(const char *dev, uint64_t nblk, uint64_t nops, uint64_t see
 		if (bad > 20)
 			break;
 	}
-	if (expect && (f = fopen(expect, "r"))) {
-		for (b = 0; b < nblk; b++) {
-			uint64_t v;
-
-			if (fscanf(f, "%" SCNu64, &v) != 1)
-				break;
-			if (v != seen[b]) {
-				printf("block %" PRIu64 ": version %" PRIu64 " now, %" PRIu64
-				       " on the first read\n", b, seen[b], v);
-				bad++;
-			}
-		}
-		fclose(f);
-	}
-	if (save && strcmp(save, "-") && (f = fopen(save, "w"))) {
-		for (b = 0; b < nblk; b++)
-			fprintf(f, "%" PRIu64 "\n", seen[b]);
-		fclose(f);
-	}
+	bad += compare_save(seen, nblk, save, expect);
 	return bad ? 1 : 0;
 }
 
@@ -387,7 +401,6 @@ static int cmd_pcheck(const char *dev, uint64_t nblk, uint64_t nops, uint64_t se
 	struct op *ops[MAX_THREADS];
 	int fd = open_dev(dev, O_RDONLY);
 	unsigned int t;
-	FILE *f;
 
 	if (!want || !seen)
 		die("out of memory");
@@ -437,25 +450,7 @@ static int cmd_pcheck(const char *dev, uint64_t nblk, uint64_t nops, uint64_t se
 		if (bad > 20)
 			break;
 	}
-	if (expect && (f = fopen(expect, "r"))) {
-		for (b = 0; b < nblk; b++) {
-			uint64_t v;
-
-			if (fscanf(f, "%" SCNu64, &v) != 1)
-				break;
-			if (v != seen[b]) {
-				printf("block %" PRIu64 ": version %" PRIu64 " now, %" PRIu64
-				       " on the first read\n", b, seen[b], v);
-				bad++;
-			}
-		}
-		fclose(f);
-	}
-	if (save && strcmp(save, "-") && (f = fopen(save, "w"))) {
-		for (b = 0; b < nblk; b++)
-			fprintf(f, "%" PRIu64 "\n", seen[b]);
-		fclose(f);
-	}
+	bad += compare_save(seen, nblk, save, expect);
 	return bad ? 1 : 0;
 }
 
