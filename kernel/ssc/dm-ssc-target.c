@@ -191,7 +191,6 @@ struct ssc_c {
 	struct work_struct gc_work;
 	struct work_struct wb_work;
 	struct delayed_work commit_work;
-	bool works_ready;		/* the work items above are initialised */
 	bool suspended;
 	bool writeback_all;
 	/*
@@ -216,7 +215,6 @@ struct ssc_c {
 	s64 origin_flushed;
 	/* block-sized buffers the target owns, for data it copies to the cache */
 	mempool_t bounce_pool;
-	unsigned int bounce_order;
 	mempool_t cell_pool;
 	spinlock_t cell_lock;		/* protects cells[] */
 	struct hlist_head cells[1 << SSC_CELL_HASH_BITS];
@@ -1939,10 +1937,8 @@ static void ssc_dtr(struct dm_target *ti)
 	mutex_lock(&ssc_volumes_lock);
 	list_del_init(&sc->vol_node);
 	mutex_unlock(&ssc_volumes_lock);
-	/* no bio is in flight: only background work may still run */
-	WRITE_ONCE(sc->suspended, true);
-	if (sc->works_ready && sc->gc_wq && sc->wb_wq)
-		ssc_stop_background(sc);
+	/* suspended (postsuspend ran, or it never resumed): nothing queues more */
+	ssc_stop_background(sc);
 	if (sc->wq)
 		destroy_workqueue(sc->wq);
 	if (sc->wb_wq)
@@ -1996,13 +1992,10 @@ static void ssc_bounce_free(void *page, void *order)
 
 static int ssc_alloc(struct ssc_c *sc)
 {
+	unsigned long order = get_order(sc->block_sectors << SECTOR_SHIFT);
 	struct dm_target *ti = sc->ti;
 	unsigned int i, l, npages;
 
-	INIT_WORK(&sc->gc_work, ssc_gc_worker);
-	INIT_WORK(&sc->wb_work, ssc_wb_worker);
-	INIT_DELAYED_WORK(&sc->commit_work, ssc_commit_worker);
-	sc->works_ready = true;
 	sc->stats = alloc_percpu(struct ssc_stats);
 	if (!sc->stats)
 		return -ENOMEM;
@@ -2011,9 +2004,8 @@ static int ssc_alloc(struct ssc_c *sc)
 	    bioset_init(&sc->meta_bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS) ||
 	    bioset_init(&sc->wb_bs, SSC_WB_LANES, 0, BIOSET_NEED_BVECS))
 		return -ENOMEM;
-	sc->bounce_order = get_order(sc->block_sectors << SECTOR_SHIFT);
 	if (mempool_init(&sc->bounce_pool, SSC_BOUNCE_POOL, ssc_bounce_alloc,
-			 ssc_bounce_free, (void *)(unsigned long)sc->bounce_order))
+			 ssc_bounce_free, (void *)order))
 		return -ENOMEM;
 	if (mempool_init_slab_pool(&sc->cell_pool, SSC_CELL_POOL, ssc_cell_cache))
 		return -ENOMEM;
@@ -2091,6 +2083,10 @@ static int ssc_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	INIT_LIST_HEAD(&sc->vol_node);
 	spin_lock_init(&sc->ev.lock);
 	INIT_DELAYED_WORK(&sc->ev.work, ssc_event_worker);
+	/* here, not in ssc_alloc(): dtr cancels them whatever failed */
+	INIT_WORK(&sc->gc_work, ssc_gc_worker);
+	INIT_WORK(&sc->wb_work, ssc_wb_worker);
+	INIT_DELAYED_WORK(&sc->commit_work, ssc_commit_worker);
 	ti->private = sc;
 
 	as.argc = argc;
@@ -2223,9 +2219,7 @@ static int ssc_preresume(struct dm_target *ti)
 /* Start the group commit, and write-back and GC if they have work. */
 static void ssc_start_background(struct ssc_c *sc)
 {
-	mutex_lock(&sc->msg_lock);
 	WRITE_ONCE(sc->suspended, false);
-	mutex_unlock(&sc->msg_lock);
 	queue_delayed_work(sc->gc_wq, &sc->commit_work, SSC_COMMIT_INTERVAL);
 	ssc_maybe_kick_writeback(sc);
 	if (ssc_gc_needed(sc->eng))

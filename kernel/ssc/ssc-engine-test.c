@@ -266,15 +266,21 @@ static void ssc_test_start(struct kunit *test, struct ssc_test_thread *t,
 	KUNIT_ASSERT_FALSE(test, IS_ERR(k));
 }
 
-static struct ssc_engine *ssc_test_open(struct kunit *test, struct ssc_ram *d)
+/* The fake device's geometry: 16 MiB in 128 KiB segments of 4 KiB blocks. */
+static struct ssc_geometry ssc_test_geo(void)
 {
-	struct ssc_geometry geo = {
+	return (struct ssc_geometry) {
 		.block_sectors = T_BLOCK_SECTORS,
 		.segment_sectors = T_SEGMENT_SECTORS,
 		.log_block_bytes = 512,
 		.cache_sectors = T_CACHE_SECTORS,
 		.origin_blocks = 1 << 20,
 	};
+}
+
+static struct ssc_engine *ssc_test_open(struct kunit *test, struct ssc_ram *d)
+{
+	struct ssc_geometry geo = ssc_test_geo();
 	const char *err = NULL;
 	struct ssc_engine *e;
 
@@ -567,13 +573,7 @@ static void ssc_engine_test_lru(struct kunit *test)
 static void ssc_engine_test_format(struct kunit *test)
 {
 	struct ssc_ram *d = ssc_test_ram(test);
-	struct ssc_geometry geo = {
-		.block_sectors = T_BLOCK_SECTORS,
-		.segment_sectors = T_SEGMENT_SECTORS,
-		.log_block_bytes = 512,
-		.cache_sectors = T_CACHE_SECTORS,
-		.origin_blocks = 1 << 20,
-	};
+	struct ssc_geometry geo = ssc_test_geo();
 	const char *err = NULL;
 	struct ssc_engine *e;
 
@@ -606,13 +606,7 @@ static void ssc_engine_test_format(struct kunit *test)
 static void ssc_engine_test_clean_after_origin_flush(struct kunit *test)
 {
 	struct ssc_ram *d = ssc_test_ram(test);
-	struct ssc_geometry geo = {
-		.block_sectors = T_BLOCK_SECTORS,
-		.segment_sectors = T_SEGMENT_SECTORS,
-		.log_block_bytes = 512,
-		.cache_sectors = T_CACHE_SECTORS,
-		.origin_blocks = 1 << 20,
-	};
+	struct ssc_geometry geo = ssc_test_geo();
 	const char *err = NULL;
 	struct ssc_engine *e;
 	u64 ob, lsn;

@@ -349,12 +349,6 @@ static int ssc_write_sb(struct ssc_engine *e, bool clean)
 	return r;
 }
 
-/* The end of the region [@start, @start + @len) in @end; false on overflow. */
-static bool ssc_region(u64 start, u64 len, u64 *end)
-{
-	return !check_add_overflow(start, len, end);
-}
-
 /*
  * Check a superblock read from disk against the table's geometry. Nothing
  * in it is trusted: a checksum only tells a torn write from an intact one,
@@ -403,8 +397,7 @@ static int ssc_check_sb(struct ssc_engine *e, const void *buf, const char **err)
 	*err = "Cache superblock describes an impossible layout";
 	/* segments: slots and their summary fit, as many as the device holds */
 	nr_segs = le64_to_cpu(sb->nr_segments);
-	if (!spb || (u64)spb * geo->block_sectors >= geo->segment_sectors ||
-	    le32_to_cpu(sb->summary_sectors) != ssc_summary_sectors(spb) ||
+	if (!spb || le32_to_cpu(sb->summary_sectors) != ssc_summary_sectors(spb) ||
 	    (u64)spb * geo->block_sectors + ssc_summary_sectors(spb) >
 	    geo->segment_sectors)
 		return -EINVAL;
@@ -425,10 +418,10 @@ static int ssc_check_sb(struct ssc_engine *e, const void *buf, const char **err)
 	    ls % SSC_MBLOCK_SECTORS || ds % geo->segment_sectors ||
 	    lb > div_u64(geo->cache_sectors, lbs >> SECTOR_SHIFT) ||
 	    log_bytes < 1024 * SSC_MBLOCK_SIZE ||
-	    !ssc_region(c0, cs, &c0_end) || c1 < c0_end ||
-	    !ssc_region(c1, cs, &c1_end) || ls < c1_end ||
-	    !ssc_region(ls, log_bytes >> SECTOR_SHIFT, &log_end) || ds < log_end ||
-	    !ssc_region(ds, nr_segs * geo->segment_sectors, &data_end) ||
+	    check_add_overflow(c0, cs, &c0_end) || c1 < c0_end ||
+	    check_add_overflow(c1, cs, &c1_end) || ls < c1_end ||
+	    check_add_overflow(ls, log_bytes >> SECTOR_SHIFT, &log_end) || ds < log_end ||
+	    check_add_overflow(ds, nr_segs * geo->segment_sectors, &data_end) ||
 	    data_end > geo->cache_sectors) {
 		*err = "Cache superblock describes a device larger than the cache device";
 		return -EINVAL;
@@ -955,10 +948,7 @@ int ssc_commit(struct ssc_engine *e, u64 lsn)
 		return READ_ONCE(e->error);
 
 	mutex_lock(&e->commit_lock);
-	mutex_lock(&e->lock);
-	lsn = min(lsn, e->appended_lsn);	/* U64_MAX: everything so far */
-	r = e->error;
-	mutex_unlock(&e->lock);
+	r = READ_ONCE(e->error);
 	while (!r && lsn > e->committed_lsn)
 		r = __ssc_commit(e);
 	mutex_unlock(&e->commit_lock);
@@ -1829,7 +1819,7 @@ static int ssc_gc_one(struct ssc_engine *e)
 	 * (an origin flush that failed does not)
 	 */
 	if (!r) {
-		r = ssc_commit(e, U64_MAX);
+		r = ssc_commit_pending(e);
 		commit_failed = r;
 	}
 	/* readers that looked the old slots up are done */
@@ -2048,7 +2038,7 @@ static int ssc_replay(struct ssc_engine *e, const struct ssc_ckpt_hdr *h,
 struct ssc_verify_ctx {
 	struct ssc_engine *e;
 	unsigned long *seen;	/* a bit per slot */
-	u64 *beyond;		/* clean blocks past the origin's end, or NULL */
+	u64 *beyond;		/* the clean blocks past the origin's end */
 	u64 nr_beyond;
 	u64 dirty_beyond;
 	bool dup;
@@ -2061,16 +2051,20 @@ static int ssc_verify_visit(void *ctx, u64 key, u64 val)
 	if (key >= c->e->geo.origin_blocks) {
 		if (val_dirty(val))
 			c->dirty_beyond++;
-		else if (c->beyond)
-			c->beyond[c->nr_beyond++] = key;
 		else
 			c->nr_beyond++;
-		return 0;
-	}
-	if (c->seen && __test_and_set_bit(val_slot(val), c->seen)) {
+	} else if (__test_and_set_bit(val_slot(val), c->seen)) {
 		c->dup = true;
 		return 1;
 	}
+	return 0;
+}
+
+static int ssc_beyond_visit(void *ctx, u64 key, u64 val)
+{
+	struct ssc_verify_ctx *c = ctx;
+
+	c->beyond[c->nr_beyond++] = key;	/* only clean ones are left */
 	return 0;
 }
 
@@ -2093,7 +2087,6 @@ static int ssc_verify_map(struct ssc_engine *e, const char **err)
 	}
 	ssc_smap_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_verify_visit, &c);
 	kvfree(c.seen);
-	c.seen = NULL;
 	if (c.dup) {
 		*err = "Cache metadata maps two blocks to one slot";
 		return -EUCLEAN;
@@ -2112,7 +2105,8 @@ static int ssc_verify_map(struct ssc_engine *e, const char **err)
 		return -ENOMEM;
 	}
 	c.nr_beyond = 0;
-	ssc_smap_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_verify_visit, &c);
+	ssc_smap_visit_range(e->map, e->geo.origin_blocks, 1ULL << e->key_bits,
+			     ssc_beyond_visit, &c);
 	for (i = 0; i < c.nr_beyond; i++)
 		ssc_smap_remove(e->map, c.beyond[i], NULL, GFP_KERNEL);
 	pr_info("dm-ssc: dropped %llu clean blocks past the end of the origin\n",

@@ -247,13 +247,55 @@ static uint64_t compare_save(const uint64_t *seen, uint64_t nblk, const char *sa
 	return bad;
 }
 
+/*
+ * Read every block and name the write it came from: seen[b] is its version,
+ * or NO_VERSION (reported) if it is not a whole block of this workload.
+ * Returns the number of such blocks, or -1 on a read error.
+ */
+#define NO_VERSION	UINT64_MAX
+
+static int64_t read_versions(const char *dev, uint64_t nblk, uint64_t *seen)
+{
+	uint64_t *p = xalign(BS * 256), *q = xalign(BS), b;
+	int fd = open_dev(dev, O_RDONLY);
+	int64_t bad = 0;
+
+	for (b = 0; b < nblk; b++) {
+		uint64_t *blk = p + (b % 256) * (BS / 8);
+
+		if (b % 256 == 0) {
+			size_t n = (nblk - b < 256 ? nblk - b : 256) * BS;
+
+			if (pread(fd, p, n, b * BS) != (ssize_t)n) {
+				printf("read error at block %" PRIu64 ": %s\n", b, strerror(errno));
+				bad = -1;
+				break;
+			}
+		}
+		pattern(q, b, blk[2]);
+		seen[b] = blk[2];
+		if (blk[0] != MAGIC || blk[1] != b || memcmp(blk, q, BS)) {
+			if (bad < 20)
+				printf("block %" PRIu64 ": not a whole block written by this workload "
+				       "(header %016" PRIx64 " %" PRIu64 " %" PRIu64 ")\n",
+				       b, blk[0], blk[1], blk[2]);
+			seen[b] = NO_VERSION;
+			bad++;
+		}
+	}
+	close(fd);
+	free(p);
+	free(q);
+	return bad;
+}
+
 static int cmd_check(const char *dev, uint64_t nblk, uint64_t nops, uint64_t seed,
 		     uint64_t acked, const char *save, const char *expect)
 {
 	struct op *ops = make_ops(nblk, nops, seed);
 	uint64_t *want = calloc(nblk, sizeof(*want)), *seen = calloc(nblk, sizeof(*seen));
-	uint64_t *p = xalign(BS * 256), *q = xalign(BS), i, b, inflight = 0, bad = 0;
-	int fd = open_dev(dev, O_RDONLY);
+	uint64_t i, b, inflight = 0, bad = 0;
+	int64_t garbage;
 
 	if (!want || !seen)
 		die("out of memory");
@@ -267,36 +309,22 @@ static int cmd_check(const char *dev, uint64_t nblk, uint64_t nops, uint64_t see
 			inflight = i;
 			break;
 		}
-	for (b = 0; b < nblk; b++) {
-		uint64_t *blk = p + (b % 256) * (BS / 8), v;
+	garbage = read_versions(dev, nblk, seen);
+	if (garbage < 0)
+		return 1;
+	for (b = 0; b < nblk && bad < 20; b++) {
+		uint64_t v = seen[b];
 
-		if (b % 256 == 0) {
-			size_t n = (nblk - b < 256 ? nblk - b : 256) * BS;
-
-			if (pread(fd, p, n, b * BS) != (ssize_t)n) {
-				printf("read error at block %" PRIu64 ": %s\n", b, strerror(errno));
-				return 1;
-			}
-		}
-		v = blk[2];
-		pattern(q, b, v);
-		if (blk[0] != MAGIC || blk[1] != b || memcmp(blk, q, BS)) {
-			printf("block %" PRIu64 ": not a whole block written by this workload "
-			       "(header %016" PRIx64 " %" PRIu64 " %" PRIu64 ")\n",
-			       b, blk[0], blk[1], blk[2]);
-			bad++;
-		} else if (v != want[b] && !(inflight && v == inflight && ops[inflight].blk == b)) {
+		if (v != NO_VERSION && v != want[b] &&
+		    !(inflight && v == inflight && ops[inflight].blk == b)) {
 			printf("block %" PRIu64 ": version %" PRIu64 ", want %" PRIu64
 			       "%s (acknowledged up to op %" PRIu64 ")\n", b, v, want[b],
 			       v < want[b] ? " (stale: an acknowledged write is lost)" :
 			       " (a write that was never issued or not yet issued)", acked);
 			bad++;
 		}
-		seen[b] = v;
-		if (bad > 20)
-			break;
 	}
-	bad += compare_save(seen, nblk, save, expect);
+	bad += garbage + compare_save(seen, nblk, save, expect);
 	return bad ? 1 : 0;
 }
 
@@ -397,9 +425,9 @@ static int cmd_pcheck(const char *dev, uint64_t nblk, uint64_t nops, uint64_t se
 		      const char *expect)
 {
 	uint64_t *want = calloc(nblk, sizeof(*want)), *seen = calloc(nblk, sizeof(*seen));
-	uint64_t *p = xalign(BS * 256), *q = xalign(BS), acked[MAX_THREADS], i, b, bad = 0;
+	uint64_t acked[MAX_THREADS], i, b, bad = 0;
 	struct op *ops[MAX_THREADS];
-	int fd = open_dev(dev, O_RDONLY);
+	int64_t garbage;
 	unsigned int t;
 
 	if (!want || !seen)
@@ -413,44 +441,31 @@ static int cmd_pcheck(const char *dev, uint64_t nblk, uint64_t nops, uint64_t se
 			if (ops[t][i].write)
 				want[ops[t][i].blk] = i * nthr + t;
 	}
-	for (b = 0; b < nblk; b++) {
-		uint64_t *blk = p + (b % 256) * (BS / 8), v, vi;
+	garbage = read_versions(dev, nblk, seen);
+	if (garbage < 0)
+		return 1;
+	for (b = 0; b < nblk && bad < 20; b++) {
+		uint64_t v = seen[b], vi;
 		unsigned int o = b % nthr;
 		int newer = 0;
 
-		if (b % 256 == 0) {
-			size_t n = (nblk - b < 256 ? nblk - b : 256) * BS;
-
-			if (pread(fd, p, n, b * BS) != (ssize_t)n) {
-				printf("read error at block %" PRIu64 ": %s\n", b, strerror(errno));
-				return 1;
-			}
-		}
-		v = blk[2];
-		pattern(q, b, v);
+		if (v == NO_VERSION)
+			continue;
 		/* a later write of the block's owner than the last acknowledged one */
 		if (v && v % nthr == o) {
 			vi = v / nthr;
 			newer = vi > acked[o] && vi <= nops && ops[o][vi].write &&
 				ops[o][vi].blk == b;
 		}
-		if (blk[0] != MAGIC || blk[1] != b || memcmp(blk, q, BS)) {
-			printf("block %" PRIu64 ": not a whole block written by this workload "
-			       "(header %016" PRIx64 " %" PRIu64 " %" PRIu64 ")\n",
-			       b, blk[0], blk[1], blk[2]);
-			bad++;
-		} else if (v != want[b] && !newer) {
+		if (v != want[b] && !newer) {
 			printf("block %" PRIu64 " (thread %u, acknowledged up to its op %" PRIu64
 			       "): version %" PRIu64 ", want %" PRIu64 " or a later write of it%s\n",
 			       b, o, acked[o], v, want[b],
 			       v < want[b] ? " (stale: an acknowledged write is lost)" : "");
 			bad++;
 		}
-		seen[b] = v;
-		if (bad > 20)
-			break;
 	}
-	bad += compare_save(seen, nblk, save, expect);
+	bad += garbage + compare_save(seen, nblk, save, expect);
 	return bad ? 1 : 0;
 }
 
