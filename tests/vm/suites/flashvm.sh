@@ -14,6 +14,7 @@ MB=24
 LIMIT=8M
 
 vmev() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+cgev() { awk -v k="$1" '$1 == k { print $2 }' $CG/memory.stat; }
 fvm() { awk -v k="$1" '$1 == k { print $2 }' $SYS/stats; }
 # discard requests and sectors the swap device completed (fields 12 and 14)
 dios() { awk '{ print $12 }' /sys/block/nullb0/stat; }
@@ -120,13 +121,14 @@ set_t dummy_discard 0
 set_t stats 0
 d0=$(dios) s0=$(dsec)
 run "stride prefetch, stride 16" -o stride -s 16 -n 1
+STRIDE_MAJ=$MAJ
 settle
 # merged and dummy discard are off: each freed cluster was left to the stock discard
 now=$(fvm discard_clusters_now)
 check "stock discards pass through the hook" gt "$now" 0
 CSEC=$(( ($(dsec) - s0) / (now + (now == 0)) ))
 diag "$now clusters left to the discard worker: $(($(dios) - d0)) requests, $CSEC sectors a cluster"
-diag "stride: $MAJ major faults with flashvm, $STOCK_STRIDE_MAJ stock; $(fvm ra_stride_pages) stride pages"
+diag "stride: $STRIDE_MAJ major faults with flashvm, $STOCK_STRIDE_MAJ stock; $(fvm ra_stride_pages) stride pages"
 check "stride pages were predicted" gt "$(fvm ra_stride_pages)" 0
 # vm.page-cluster at its largest: an 2^31-slot window, clamped to the 32768-slot
 # device (a window scanned slot by slot would take minutes a fault under TCG)
@@ -134,7 +136,7 @@ pc=$(cat /proc/sys/vm/page-cluster)
 check "vm.page-cluster 31" sh -c "echo 31 > /proc/sys/vm/page-cluster"
 run "prefetch with page-cluster 31" -o random -n 1
 echo "$pc" > /proc/sys/vm/page-cluster
-check "fewer major faults than stock on a stride" gt "$STOCK_STRIDE_MAJ" "$MAJ"
+check "fewer major faults than stock on a stride" gt "$STOCK_STRIDE_MAJ" "$STRIDE_MAJ"
 set_t stats 0
 run "full window past holes" -o seq -n 1 -H 40
 diag "holes: $(fvm ra_window_pages) window pages, $(fvm ra_extended_pages) read past free slots"
@@ -155,15 +157,20 @@ for lru in classic lru_gen; do
 	else other=classic; echo y > /sys/kernel/mm/lru_gen/enabled; fi
 	diag "lru_gen/enabled: $(cat /sys/kernel/mm/lru_gen/enabled)"
 	set_t stats 0
+	act0=$(cgev pgactivate)
 	run "sampling, $lru" -o random -n 1 -w 100
+	act=$(($(cgev pgactivate) - act0))
 	seen=$(fvm dirty_seen_$lru) kept=$(fvm dirty_kept_$lru)
-	diag "$lru: $kept of $seen dirty folios kept, p now $(fvm sample_p_per_65536)/65536"
+	diag "$lru: $kept of $seen dirty folios kept, p now $(fvm sample_p_per_65536)/65536, $act pages activated"
 	check "$lru: reclaim asked about dirty folios" gt "$seen" 100
 	check "$lru: some were kept" gt "$kept" 0
 	# p stays within [1/80, 1/5]: between 0.5 % and 30 % kept, with room for chance
 	check "$lru: kept share is p's ($kept of $seen)" \
 		sh -c "[ $((kept * 1000)) -ge $((seen * 5)) ] && [ $((kept * 1000)) -le $((seen * 300)) ]"
 	check_eq "$lru: the other path was not used" 0 "$(fvm dirty_seen_$other)"
+	# a kept folio is activated (PGACTIVATE), not put back on the inactive list
+	check "$lru: every kept folio was activated ($act pages activated, $kept kept)" \
+		sh -c "[ $act -ge $kept ]"
 done
 set_t sampling 0
 set_t stats 0
