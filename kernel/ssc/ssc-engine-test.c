@@ -112,8 +112,23 @@ static int ssc_ram_rw(void *priv, blk_opf_t opf, sector_t sector, void *buf, siz
 	return 0;
 }
 
+/* A discard loses what the sectors held: they read as a pattern after it. */
+static int ssc_ram_discard(void *priv, sector_t sector, sector_t nr_sects)
+{
+	struct ssc_ram *d = priv;
+	size_t off = (size_t)sector << SECTOR_SHIFT, len = (size_t)nr_sects << SECTOR_SHIFT;
+
+	if (off + len > d->size)
+		return -EIO;
+	memset(d->mem + off, 0xd1, len);
+	if (d->stable)
+		memset(d->stable + off, 0xd1, len);
+	return 0;
+}
+
 static const struct ssc_io_ops ssc_ram_ops = {
 	.rw = ssc_ram_rw,
+	.discard = ssc_ram_discard,
 };
 
 /* Check every clean INSERT in a log write against the origin model. */
@@ -179,6 +194,7 @@ static int ssc_ram_origin_flush(void *priv)
 
 static const struct ssc_io_ops ssc_ram_origin_ops = {
 	.rw = ssc_ram_rw_origin,
+	.discard = ssc_ram_discard,
 	.before_clean_commit = ssc_ram_origin_flush,
 };
 
@@ -243,6 +259,7 @@ struct ssc_test_thread {
 	int (*fn)(struct ssc_engine *e);
 	int r;
 	struct completion done;
+	struct task_struct *task;
 };
 
 static int ssc_test_thread_fn(void *p)
@@ -254,6 +271,11 @@ static int ssc_test_thread_fn(void *p)
 	return 0;
 }
 
+static void ssc_test_put_task(void *k)
+{
+	put_task_struct(k);
+}
+
 static void ssc_test_start(struct kunit *test, struct ssc_test_thread *t,
 			   struct ssc_engine *e, int (*fn)(struct ssc_engine *e))
 {
@@ -262,8 +284,28 @@ static void ssc_test_start(struct kunit *test, struct ssc_test_thread *t,
 	t->e = e;
 	t->fn = fn;
 	init_completion(&t->done);
-	k = kthread_run(ssc_test_thread_fn, t, "ssc-kunit");
+	k = kthread_create(ssc_test_thread_fn, t, "ssc-kunit");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(k));
+	/* held for ssc_test_wait_blocked(), which may look after the thread ends */
+	get_task_struct(k);
+	t->task = k;
+	wake_up_process(k);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, ssc_test_put_task, k));
+}
+
+/* Wait until @t sleeps uninterruptibly (in a mutex or I/O), at most 10 s. */
+static void ssc_test_wait_blocked(struct kunit *test, struct ssc_test_thread *t)
+{
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		if (completion_done(&t->done))
+			break;
+		if (READ_ONCE(t->task->__state) == TASK_UNINTERRUPTIBLE)
+			return;
+		usleep_range(1000, 2000);
+	}
+	KUNIT_FAIL(test, "the thread never blocked");
 }
 
 /* The fake device's geometry: 16 MiB in 128 KiB segments of 4 KiB blocks. */
@@ -492,6 +534,58 @@ static void ssc_engine_test_gc(struct kunit *test)
 	ssc_engine_destroy(e);
 	e = ssc_test_open(test, d);
 	KUNIT_EXPECT_EQ(test, dirty_blocks, e->nr_dirty);
+	ssc_engine_destroy(e);
+}
+
+/*
+ * A segment summary only names candidates. One with a valid checksum that
+ * leaves live blocks out (stale, or crafted) must not get their segment
+ * discarded under them: GC works from the map once it sees the segment is
+ * not empty, and every dirty block keeps its data.
+ */
+static void ssc_engine_test_gc_partial_summary(struct kunit *test)
+{
+	struct ssc_ram *d = ssc_test_ram(test);
+	struct ssc_engine *e = ssc_test_open(test, d);
+	u32 sum_bytes = e->summary_sectors << SECTOR_SHIFT;
+	struct ssc_sum *sum = kunit_kzalloc(test, sum_bytes, GFP_KERNEL);
+	int seg = -1;
+	u32 i;
+	u64 ob;
+
+	KUNIT_ASSERT_NOT_NULL(test, sum);
+	/* one sealed segment, a third of it dirty, and a little of the next */
+	for (ob = 0; ob < e->slots_per_seg + 4; ob++)
+		ssc_test_write(test, e, d, ob, 1, ob % 3 == 0);
+	for (i = 0; i < e->nr_segs; i++)
+		if (e->segs[i].state == SEG_SEALED)
+			seg = i;
+	KUNIT_ASSERT_GE(test, seg, 0);
+
+	/* its summary names only its first slot, with a valid checksum */
+	KUNIT_ASSERT_EQ(test, 0, ssc_ram_rw(d, REQ_OP_READ, seg_summary_sector(e, seg), sum,
+					    sum_bytes));
+	KUNIT_ASSERT_TRUE(test, ssc_check_crc(sum, sum_bytes, SSC_SUM_MAGIC));
+	for (i = 1; i < e->slots_per_seg; i++)
+		sum->oblock[i] = 0;
+	ssc_seal_crc(sum, sum_bytes);
+	KUNIT_ASSERT_EQ(test, 0, ssc_ram_rw(d, REQ_OP_WRITE, seg_summary_sector(e, seg), sum,
+					    sum_bytes));
+
+	KUNIT_EXPECT_EQ(test, 0, ssc_gc_one(e));
+	KUNIT_EXPECT_EQ(test, SEG_FREE, e->segs[seg].state);
+	for (ob = 0; ob < e->slots_per_seg + 4; ob++) {
+		enum ssc_state st = ssc_test_read(test, e, d, ob, 1);
+
+		if (ob % 3 == 0)
+			KUNIT_EXPECT_EQ_MSG(test, SSC_DIRTY, st, "block %llu", ob);
+	}
+	/* and after a crash */
+	ssc_engine_destroy(e);
+	e = ssc_test_open(test, d);
+	for (ob = 0; ob < e->slots_per_seg + 4; ob += 3)
+		KUNIT_EXPECT_EQ_MSG(test, SSC_DIRTY, ssc_test_read(test, e, d, ob, 1),
+				    "block %llu", ob);
 	ssc_engine_destroy(e);
 }
 
@@ -771,7 +865,9 @@ static void ssc_engine_test_flush_in_flight(struct kunit *test)
 	ssc_ram_rw(d, REQ_OP_WRITE, loc.sector, buf, len);
 	ssc_put(e, &loc);
 	ssc_test_start(test, &f, e, ssc_flush);
-	msleep(50);	/* let the FLUSH queue behind the commit */
+	/* the FLUSH waits behind the commit (for commit_lock), not before it */
+	ssc_test_wait_blocked(test, &f);
+	KUNIT_EXPECT_FALSE(test, completion_done(&f.done));
 	complete(&d->gate_out);
 	wait_for_completion(&c.done);
 	wait_for_completion(&f.done);
@@ -977,6 +1073,71 @@ static void ssc_fuzz_use(struct kunit *test, struct ssc_engine *e, struct ssc_ra
 	kunit_kfree(test, buf);
 }
 
+/*
+ * Create and load a crafted device: it is refused with a message, or it
+ * loads a consistent cache that then works and loads again. True if refused.
+ */
+static bool ssc_fuzz_load(struct kunit *test, struct ssc_ram *d,
+			  const struct ssc_geometry *geo, struct rnd_state *rs,
+			  const char *what)
+{
+	const char *err = NULL;
+	struct ssc_engine *e;
+	int r;
+
+	e = ssc_engine_create(geo, &ssc_ram_ops, d, false, &err);
+	if (IS_ERR(e)) {
+		KUNIT_EXPECT_NOT_NULL_MSG(test, err, "%s: refused without a message", what);
+		return true;
+	}
+	r = ssc_engine_load(e, true, &err);
+	if (r) {
+		KUNIT_EXPECT_NOT_NULL_MSG(test, err, "%s: refused without a message", what);
+		ssc_engine_destroy(e);
+		return true;
+	}
+	KUNIT_EXPECT_LE_MSG(test, e->nr_slots,
+			    (u64)(geo->cache_sectors / geo->block_sectors), "%s", what);
+	ssc_fuzz_check(test, e, what);
+	ssc_fuzz_use(test, e, d, rs);
+	ssc_engine_destroy(e);
+	/* what loaded once keeps loading */
+	e = ssc_engine_create(geo, &ssc_ram_ops, d, false, &err);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(e), "%s: second create: %s", what, err);
+	r = ssc_engine_load(e, true, &err);
+	KUNIT_EXPECT_EQ_MSG(test, 0, r, "%s: second load: %s", what, err);
+	if (!r)
+		ssc_fuzz_check(test, e, what);
+	ssc_engine_destroy(e);
+	return false;
+}
+
+/*
+ * The image both metadata tests start from: a checkpoint with entries,
+ * sealed segments, and a committed log after it, left by a crash. Returns
+ * a vmalloc()ed copy of the device.
+ */
+static u8 *ssc_fuzz_image(struct kunit *test, struct ssc_ram *d)
+{
+	struct ssc_engine *e = ssc_test_open(test, d);
+	u8 *image;
+	u64 ob;
+
+	for (ob = 0; ob < 200; ob++)
+		ssc_test_write(test, e, d, ob * 3, 1, ob % 3 == 0);
+	KUNIT_EXPECT_EQ(test, 0, ssc_checkpoint(e));
+	for (ob = 0; ob < 40; ob++)
+		ssc_test_write(test, e, d, 1000 + ob, 1, ob % 2 == 0);
+	ssc_test_write(test, e, d, 3, 2, false);	/* a replacing INSERT */
+	KUNIT_EXPECT_EQ(test, 0, ssc_commit_pending(e));
+	ssc_engine_destroy(e);				/* crash: the log counts */
+
+	image = vmalloc(d->size);
+	KUNIT_ASSERT_NOT_NULL(test, image);
+	memcpy(image, d->mem, d->size);
+	return image;
+}
+
 static void ssc_engine_test_fuzz_meta(struct kunit *test)
 {
 	struct ssc_ram *d = ssc_test_ram(test);
@@ -988,25 +1149,13 @@ static void ssc_engine_test_fuzz_meta(struct kunit *test)
 	u32 lbs = e->lbs, sum_bytes = e->summary_sectors << SECTOR_SHIFT;
 	struct rnd_state rs;
 	u8 *image;
-	u64 ob;
 
 	kunit_info(test, "fuzz seed %llu (replay: dm_ssc.kunit_seed=%llu)\n", seed, seed);
 	prandom_seed_state(&rs, seed);
 	ckpt[0] = e->ckpt_start[0];
 	ckpt[1] = e->ckpt_start[1];
-	/* a checkpoint with entries, sealed segments, and a log after it */
-	for (ob = 0; ob < 200; ob++)
-		ssc_test_write(test, e, d, ob * 3, 1, ob % 3 == 0);
-	KUNIT_ASSERT_EQ(test, 0, ssc_checkpoint(e));
-	for (ob = 0; ob < 40; ob++)
-		ssc_test_write(test, e, d, 1000 + ob, 1, ob % 2 == 0);
-	ssc_test_write(test, e, d, 3, 2, false);	/* a replacing INSERT */
-	KUNIT_ASSERT_EQ(test, 0, ssc_commit_pending(e));
-	ssc_engine_destroy(e);				/* crash: the log counts */
-
-	image = vmalloc(d->size);
-	KUNIT_ASSERT_NOT_NULL(test, image);
-	memcpy(image, d->mem, d->size);
+	ssc_engine_destroy(e);
+	image = ssc_fuzz_image(test, d);
 
 	for (round = 0; round < SSC_FUZZ_ROUNDS; round++) {
 		unsigned int kind = prandom_u32_state(&rs) % 6;
@@ -1135,39 +1284,260 @@ static void ssc_engine_test_fuzz_meta(struct kunit *test)
 			continue;
 		}
 load:
-		err = NULL;
-		e = ssc_engine_create(&geo, &ssc_ram_ops, d, false, &err);
-		if (IS_ERR(e)) {
-			KUNIT_EXPECT_NOT_NULL_MSG(test, err, "%s: refused without a message", what);
+		if (ssc_fuzz_load(test, d, &geo, &rs, what))
 			refused++;
-			continue;
-		}
-		r = ssc_engine_load(e, true, &err);
-		if (r) {
-			KUNIT_EXPECT_NOT_NULL_MSG(test, err, "%s: refused without a message", what);
-			ssc_engine_destroy(e);
-			refused++;
-			continue;
-		}
-		loaded++;
-		KUNIT_EXPECT_LE_MSG(test, e->nr_slots,
-				    (u64)(geo.cache_sectors / geo.block_sectors), "%s", what);
-		ssc_fuzz_check(test, e, what);
-		ssc_fuzz_use(test, e, d, &rs);
-		ssc_engine_destroy(e);
-		/* what loaded once keeps loading */
-		e = ssc_engine_create(&geo, &ssc_ram_ops, d, false, &err);
-		KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(e), "%s: second create: %s", what, err);
-		r = ssc_engine_load(e, true, &err);
-		KUNIT_EXPECT_EQ_MSG(test, 0, r, "%s: second load: %s", what, err);
-		if (!r)
-			ssc_fuzz_check(test, e, what);
-		ssc_engine_destroy(e);
+		else
+			loaded++;
 	}
 	vfree(image);
 	kunit_info(test, "fuzz: %u rounds, %u refused, %u loaded\n", round, refused, loaded);
 	KUNIT_EXPECT_GT(test, refused, 0U);
 	KUNIT_EXPECT_GT(test, loaded, 0U);
+}
+
+/*
+ * Finding 6, value by value: the fields a crafted device would try first,
+ * each with its checksum recomputed. A superblock that describes an
+ * impossible layout (a summary too small for its slots, regions that
+ * overlap or leave the device, counts that overflow) must be refused with
+ * a message; checkpoint and log contents that claim slots or blocks the
+ * device does not have, more entries than it holds, or one slot twice are
+ * refused or load a consistent cache. The fuzzer above draws from the same
+ * space at random; these are checked on every run.
+ */
+enum {
+	CV_ZERO, CV_ONE, CV_MAX, CV_INC, CV_DEC, CV_SUM_SHORT, CV_CKPT0, CV_CKPT1,
+	CV_LOG, CV_SLOTS, CV_SLOTS_INC, CV_ORIGIN, CV_DUP, CV_SEGS_INC, CV_LOG_PER_BLOCK_INC,
+};
+
+enum { CO_SB, CO_CKPT, CO_ENT, CO_REC, CO_LOGBLK };
+
+struct ssc_crafted {
+	const char *name;
+	u8 obj;
+	u8 val;
+	bool refuse;		/* must be refused; otherwise refused or consistent */
+	u16 off;		/* in the object */
+	u8 width;
+};
+
+static const struct ssc_crafted ssc_crafted[] = {
+	{ "summary_sectors 0", CO_SB, CV_ZERO, true,
+	  offsetof(struct ssc_sb, summary_sectors), sizeof_field(struct ssc_sb, summary_sectors) },
+	{ "summary_sectors 1 (512 bytes for a 4 KiB summary)", CO_SB, CV_ONE, true,
+	  offsetof(struct ssc_sb, summary_sectors), sizeof_field(struct ssc_sb, summary_sectors) },
+	{ "summary_sectors one block short", CO_SB, CV_SUM_SHORT, true,
+	  offsetof(struct ssc_sb, summary_sectors), sizeof_field(struct ssc_sb, summary_sectors) },
+	{ "summary_sectors 2^32-1", CO_SB, CV_MAX, true,
+	  offsetof(struct ssc_sb, summary_sectors), sizeof_field(struct ssc_sb, summary_sectors) },
+	{ "slots_per_seg 0", CO_SB, CV_ZERO, true,
+	  offsetof(struct ssc_sb, slots_per_seg), sizeof_field(struct ssc_sb, slots_per_seg) },
+	{ "slots_per_seg + 1 (no room for the summary)", CO_SB, CV_INC, true,
+	  offsetof(struct ssc_sb, slots_per_seg), sizeof_field(struct ssc_sb, slots_per_seg) },
+	{ "slots_per_seg 2^32-1", CO_SB, CV_MAX, true,
+	  offsetof(struct ssc_sb, slots_per_seg), sizeof_field(struct ssc_sb, slots_per_seg) },
+	{ "nr_segments 0", CO_SB, CV_ZERO, true,
+	  offsetof(struct ssc_sb, nr_segments), sizeof_field(struct ssc_sb, nr_segments) },
+	{ "nr_segments past the device", CO_SB, CV_SEGS_INC, true,
+	  offsetof(struct ssc_sb, nr_segments), sizeof_field(struct ssc_sb, nr_segments) },
+	{ "nr_segments 2^64-1", CO_SB, CV_MAX, true,
+	  offsetof(struct ssc_sb, nr_segments), sizeof_field(struct ssc_sb, nr_segments) },
+	{ "checkpoint 0 over the superblock", CO_SB, CV_ZERO, true,
+	  offsetof(struct ssc_sb, ckpt_start[0]), sizeof_field(struct ssc_sb, ckpt_start[0]) },
+	{ "checkpoint 1 over checkpoint 0", CO_SB, CV_CKPT0, true,
+	  offsetof(struct ssc_sb, ckpt_start[1]), sizeof_field(struct ssc_sb, ckpt_start[1]) },
+	{ "checkpoint 0 over checkpoint 1", CO_SB, CV_CKPT1, true,
+	  offsetof(struct ssc_sb, ckpt_start[0]), sizeof_field(struct ssc_sb, ckpt_start[0]) },
+	{ "checkpoint 1 at 2^64-1", CO_SB, CV_MAX, true,
+	  offsetof(struct ssc_sb, ckpt_start[1]), sizeof_field(struct ssc_sb, ckpt_start[1]) },
+	{ "ckpt_sectors 0", CO_SB, CV_ZERO, true,
+	  offsetof(struct ssc_sb, ckpt_sectors), sizeof_field(struct ssc_sb, ckpt_sectors) },
+	{ "ckpt_sectors not a whole block", CO_SB, CV_DEC, true,
+	  offsetof(struct ssc_sb, ckpt_sectors), sizeof_field(struct ssc_sb, ckpt_sectors) },
+	{ "ckpt_sectors 2^64-1 (overflows)", CO_SB, CV_MAX, true,
+	  offsetof(struct ssc_sb, ckpt_sectors), sizeof_field(struct ssc_sb, ckpt_sectors) },
+	{ "log over checkpoint 1", CO_SB, CV_CKPT1, true,
+	  offsetof(struct ssc_sb, log_start), sizeof_field(struct ssc_sb, log_start) },
+	{ "log_start 2^64-1", CO_SB, CV_MAX, true,
+	  offsetof(struct ssc_sb, log_start), sizeof_field(struct ssc_sb, log_start) },
+	{ "log_blocks 0", CO_SB, CV_ZERO, true,
+	  offsetof(struct ssc_sb, log_blocks), sizeof_field(struct ssc_sb, log_blocks) },
+	{ "log_blocks 2^64-1 (overflows)", CO_SB, CV_MAX, true,
+	  offsetof(struct ssc_sb, log_blocks), sizeof_field(struct ssc_sb, log_blocks) },
+	{ "data over the superblock", CO_SB, CV_ZERO, true,
+	  offsetof(struct ssc_sb, data_start), sizeof_field(struct ssc_sb, data_start) },
+	{ "data over the log", CO_SB, CV_LOG, true,
+	  offsetof(struct ssc_sb, data_start), sizeof_field(struct ssc_sb, data_start) },
+	{ "data_start 2^64-1", CO_SB, CV_MAX, true,
+	  offsetof(struct ssc_sb, data_start), sizeof_field(struct ssc_sb, data_start) },
+	{ "log_block_bytes 0", CO_SB, CV_ZERO, true,
+	  offsetof(struct ssc_sb, log_block_bytes), sizeof_field(struct ssc_sb, log_block_bytes) },
+	{ "log_block_bytes not a power of 2", CO_SB, CV_INC, true,
+	  offsetof(struct ssc_sb, log_block_bytes), sizeof_field(struct ssc_sb, log_block_bytes) },
+	{ "log_block_bytes 2^32-1", CO_SB, CV_MAX, true,
+	  offsetof(struct ssc_sb, log_block_bytes), sizeof_field(struct ssc_sb, log_block_bytes) },
+	{ "block_sectors not the table's", CO_SB, CV_INC, true,
+	  offsetof(struct ssc_sb, block_sectors), sizeof_field(struct ssc_sb, block_sectors) },
+	{ "an unknown version", CO_SB, CV_INC, true,
+	  offsetof(struct ssc_sb, version), sizeof_field(struct ssc_sb, version) },
+	{ "unknown flags", CO_SB, CV_MAX, true,
+	  offsetof(struct ssc_sb, flags), sizeof_field(struct ssc_sb, flags) },
+	{ "checkpoint with more entries than slots", CO_CKPT, CV_SLOTS_INC, false,
+	  offsetof(struct ssc_ckpt_hdr, nr_entries),
+	  sizeof_field(struct ssc_ckpt_hdr, nr_entries) },
+	{ "checkpoint with 2^64-1 entries", CO_CKPT, CV_MAX, false,
+	  offsetof(struct ssc_ckpt_hdr, nr_entries),
+	  sizeof_field(struct ssc_ckpt_hdr, nr_entries) },
+	{ "checkpoint with 2^32-1 entry blocks", CO_CKPT, CV_MAX, false,
+	  offsetof(struct ssc_ckpt_hdr, nr_blocks), sizeof_field(struct ssc_ckpt_hdr, nr_blocks) },
+	{ "checkpoint's open segment past the last", CO_CKPT, CV_SEGS_INC, false,
+	  offsetof(struct ssc_ckpt_hdr, open_seg), sizeof_field(struct ssc_ckpt_hdr, open_seg) },
+	{ "checkpoint sequence 2^64-1", CO_CKPT, CV_MAX, false,
+	  offsetof(struct ssc_ckpt_hdr, seq), sizeof_field(struct ssc_ckpt_hdr, seq) },
+	{ "checkpoint's log sequence 2^64-1", CO_CKPT, CV_MAX, false,
+	  offsetof(struct ssc_ckpt_hdr, log_seq), sizeof_field(struct ssc_ckpt_hdr, log_seq) },
+	{ "checkpoint entry in slot nr_slots", CO_ENT, CV_SLOTS, false,
+	  offsetof(struct ssc_map_ent, slot), sizeof_field(struct ssc_map_ent, slot) },
+	{ "checkpoint entry in slot 2^32-1", CO_ENT, CV_MAX, false,
+	  offsetof(struct ssc_map_ent, slot), sizeof_field(struct ssc_map_ent, slot) },
+	{ "two checkpoint entries in one slot", CO_ENT, CV_DUP, false,
+	  offsetof(struct ssc_map_ent, slot), sizeof_field(struct ssc_map_ent, slot) },
+	{ "checkpoint entry past the origin", CO_ENT, CV_ORIGIN, false,
+	  offsetof(struct ssc_map_ent, oblock), sizeof_field(struct ssc_map_ent, oblock) },
+	{ "checkpoint entry for block 2^64-1", CO_ENT, CV_MAX, false,
+	  offsetof(struct ssc_map_ent, oblock), sizeof_field(struct ssc_map_ent, oblock) },
+	{ "log block with more records than fit", CO_LOGBLK, CV_LOG_PER_BLOCK_INC, false,
+	  offsetof(struct ssc_log_blk, nr), sizeof_field(struct ssc_log_blk, nr) },
+	{ "log block with 2^32-1 records", CO_LOGBLK, CV_MAX, false,
+	  offsetof(struct ssc_log_blk, nr), sizeof_field(struct ssc_log_blk, nr) },
+	{ "log block sequence 2^64-1", CO_LOGBLK, CV_MAX, false,
+	  offsetof(struct ssc_log_blk, seq), sizeof_field(struct ssc_log_blk, seq) },
+	{ "log record for slot nr_slots", CO_REC, CV_SLOTS, false,
+	  offsetof(struct ssc_log_rec, slot), sizeof_field(struct ssc_log_rec, slot) },
+	{ "log record for slot 2^32-1", CO_REC, CV_MAX, false,
+	  offsetof(struct ssc_log_rec, slot), sizeof_field(struct ssc_log_rec, slot) },
+	{ "log record past the origin", CO_REC, CV_ORIGIN, false,
+	  offsetof(struct ssc_log_rec, oblock), sizeof_field(struct ssc_log_rec, oblock) },
+	{ "log record for block 2^64-1", CO_REC, CV_MAX, false,
+	  offsetof(struct ssc_log_rec, oblock), sizeof_field(struct ssc_log_rec, oblock) },
+	{ "log record of an unknown type", CO_REC, CV_MAX, false,
+	  offsetof(struct ssc_log_rec, type), sizeof_field(struct ssc_log_rec, type) },
+};
+
+static u64 ssc_crafted_value(const struct ssc_crafted *c, const struct ssc_engine *e,
+			     u64 old)
+{
+	u64 max = c->width == 8 ? U64_MAX : (1ULL << (c->width * 8)) - 1;
+
+	switch (c->val) {
+	case CV_ZERO:
+		return 0;
+	case CV_ONE:
+		return 1;
+	case CV_INC:
+		return old + 1;
+	case CV_DEC:
+		return old - 1;
+	case CV_SUM_SHORT:
+		return e->summary_sectors - SSC_MBLOCK_SECTORS;
+	case CV_CKPT0:
+		return e->ckpt_start[0];
+	case CV_CKPT1:
+		return e->ckpt_start[1];
+	case CV_LOG:
+		return e->log_start;
+	case CV_SLOTS:
+		return e->nr_slots;
+	case CV_SLOTS_INC:
+		return e->nr_slots + 1;
+	case CV_ORIGIN:
+		return e->geo.origin_blocks;
+	case CV_SEGS_INC:
+		return div_u64(e->geo.cache_sectors, e->geo.segment_sectors) + 1;
+	case CV_LOG_PER_BLOCK_INC:
+		return e->log_per_block + 1;
+	default:
+		return max;
+	}
+}
+
+static void ssc_engine_test_crafted(struct kunit *test)
+{
+	struct ssc_ram *d = ssc_test_ram(test);
+	struct ssc_engine *ref = ssc_test_open(test, d);
+	struct ssc_geometry geo = ref->geo;
+	unsigned int i, refused = 0;
+	const char *err = NULL;
+	struct rnd_state rs;
+	u8 *image;
+
+	prandom_seed_state(&rs, 1);
+	ssc_engine_destroy(ref);
+	image = ssc_fuzz_image(test, d);
+	/* an engine for the layout's numbers, on the untouched image */
+	ref = ssc_engine_create(&geo, &ssc_ram_ops, d, false, &err);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(ref), "%s", err);
+
+	for (i = 0; i < ARRAY_SIZE(ssc_crafted); i++) {
+		const struct ssc_crafted *c = &ssc_crafted[i];
+		u32 obj_len = SSC_MBLOCK_SIZE;
+		unsigned int k, n = 1;
+		u8 *obj[2];
+		u64 old = 0, v = 0;
+		bool r;
+
+		memcpy(d->mem, image, d->size);
+		switch (c->obj) {
+		case CO_SB:
+			obj[0] = d->mem;
+			break;
+		case CO_CKPT:		/* both checkpoints: no good one to fall back to */
+		case CO_ENT:
+			n = 2;
+			for (k = 0; k < 2; k++)
+				obj[k] = d->mem + ((ref->ckpt_start[k] +
+						    (c->obj == CO_ENT ? SSC_MBLOCK_SECTORS : 0))
+						   << SECTOR_SHIFT);
+			break;
+		default:		/* the first log block and its first record */
+			obj[0] = d->mem + (ref->log_start << SECTOR_SHIFT);
+			obj_len = ref->lbs;
+			break;
+		}
+		for (k = 0; k < n; k++) {
+			u8 *f = obj[k] + c->off;
+
+			if (c->obj == CO_ENT) {
+				struct ssc_ckpt_blk *b = (struct ssc_ckpt_blk *)obj[k];
+
+				/* the format's empty checkpoint has no entry block */
+				if (le32_to_cpu(b->magic) != SSC_CKPT_ENT_MAGIC ||
+				    le32_to_cpu(b->nr) < 2)
+					continue;
+				f += offsetof(struct ssc_ckpt_blk, ent);
+				if (c->val == CV_DUP) {
+					b->ent[1].slot = b->ent[0].slot;
+					ssc_seal_crc(obj[k], obj_len);
+					continue;
+				}
+			} else if (c->obj == CO_REC) {
+				f += offsetof(struct ssc_log_blk, rec);
+			}
+			old = ssc_fuzz_get(f, c->width);
+			v = ssc_crafted_value(c, ref, old);
+			ssc_fuzz_put(f, c->width, v);
+			ssc_seal_crc(obj[k], obj_len);
+		}
+		r = ssc_fuzz_load(test, d, &geo, &rs, c->name);
+		kunit_info(test, "%s (%llu -> %llu): %s\n", c->name, old, v,
+			   r ? "refused" : "loaded, consistent");
+		if (c->refuse)
+			KUNIT_EXPECT_TRUE_MSG(test, r, "%s: loaded", c->name);
+		refused += r;
+	}
+	ssc_engine_destroy(ref);
+	vfree(image);
+	KUNIT_EXPECT_GT(test, refused, 0U);
 }
 
 static int ssc_engine_test_init(struct kunit_suite *suite)
@@ -1186,6 +1556,7 @@ static struct kunit_case ssc_engine_test_cases[] = {
 	KUNIT_CASE(ssc_engine_test_guarantees),
 	KUNIT_CASE(ssc_engine_test_checkpoint),
 	KUNIT_CASE(ssc_engine_test_gc),
+	KUNIT_CASE(ssc_engine_test_gc_partial_summary),
 	KUNIT_CASE(ssc_engine_test_log_corruption),
 	KUNIT_CASE(ssc_engine_test_lru),
 	KUNIT_CASE(ssc_engine_test_format),
@@ -1194,6 +1565,7 @@ static struct kunit_case ssc_engine_test_cases[] = {
 	KUNIT_CASE(ssc_engine_test_fua_after_move),
 	KUNIT_CASE(ssc_engine_test_flush_in_flight),
 	KUNIT_CASE(ssc_engine_test_fuzz_meta),
+	KUNIT_CASE(ssc_engine_test_crafted),
 	{}
 };
 

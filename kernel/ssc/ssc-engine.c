@@ -1745,9 +1745,10 @@ static int ssc_gc_copy(struct ssc_engine *e, u64 oblock, u32 old_slot)
 static int ssc_gc_one(struct ssc_engine *e)
 {
 	struct ssc_sum *sum = e->gc_sum;
-	u32 i, seg, base, ncopy = 0;
+	u32 i, seg, base, ncopy, pass;
 	int victim, r, commit_failed = 0;
 	struct ssc_seg *s;
+	bool empty;
 	u64 val;
 
 	mutex_lock(&e->lock);
@@ -1765,66 +1766,89 @@ static int ssc_gc_one(struct ssc_engine *e)
 	/* in-place writes and reservations into the victim finish first */
 	wait_event(e->inflight_wq, !atomic_read(&s->inflight));
 
-	r = e->ops->rw(e->priv, REQ_OP_READ, seg_summary_sector(e, seg), sum,
-		       e->summary_sectors << SECTOR_SHIFT);
-	mutex_lock(&e->lock);
-	if (r || !ssc_check_crc(sum, e->summary_sectors << SECTOR_SHIFT, SSC_SUM_MAGIC) ||
-	    le32_to_cpu(sum->seg) != seg) {
-		pr_warn("dm-ssc: summary of segment %u unreadable, rebuilding it from the map\n",
-			seg);
-		ssc_summary_from_map(e, seg, sum);
-	}
-	base = seg * e->slots_per_seg;
-	for (i = 0; i < e->slots_per_seg; i++) {
-		u64 ob = le64_to_cpu(sum->oblock[i]);
-
-		if (!ob)
-			continue;
-		ob--;
-		r = ssc_log_room(e, 1);
-		if (r)
-			break;
-		if (!ssc_smap_lookup(e->map, ob, &val) || val_slot(val) != base + i)
-			continue;
-		if (!val_dirty(val)) {
-			/* silent eviction */
-			ssc_smap_remove(e->map, ob, NULL, GFP_NOIO);
-			ssc_unaccount(e, val);
-			ssc_log_append(e, SSC_REC_REMOVE, ob, 0, 0);
-			e->st.gc_evicted++;
-		} else {
-			e->gc_copy[ncopy++] = ob;
-		}
-	}
-	mutex_unlock(&e->lock);
-
-	for (i = 0; !r && i < ncopy; i++) {
-		u64 ob = e->gc_copy[i];
-		u32 slot;
-
-		mutex_lock(&e->lock);
-		if (!ssc_smap_lookup(e->map, ob, &val) ||
-		    slot_seg(e, val_slot(val)) != seg) {
-			mutex_unlock(&e->lock);
-			continue;
-		}
-		slot = val_slot(val);
-		mutex_unlock(&e->lock);
-		r = ssc_gc_copy(e, ob, slot);
-	}
-
 	/*
-	 * the removals and moves are durable before the segment is reused; a
-	 * failed commit has failed the cache itself if the log write failed
-	 * (an origin flush that failed does not)
+	 * The summary only names candidates, which the map confirms. One that
+	 * leaves live blocks out (stale, or crafted with a valid checksum)
+	 * would leave them in a segment about to be discarded: if the segment
+	 * is not empty after a pass, a second pass works from the map.
 	 */
-	if (!r) {
-		r = ssc_commit_pending(e);
-		commit_failed = r;
+	for (pass = 0; ; pass++) {
+		r = 0;
+		if (!pass)
+			r = e->ops->rw(e->priv, REQ_OP_READ, seg_summary_sector(e, seg), sum,
+				       e->summary_sectors << SECTOR_SHIFT);
+		mutex_lock(&e->lock);
+		if (pass || r ||
+		    !ssc_check_crc(sum, e->summary_sectors << SECTOR_SHIFT, SSC_SUM_MAGIC) ||
+		    le32_to_cpu(sum->seg) != seg) {
+			if (pass)
+				pr_warn("dm-ssc: summary of segment %u misses %u live blocks, rebuilding it from the map\n",
+					seg, s->valid);
+			else
+				pr_warn("dm-ssc: summary of segment %u unreadable, rebuilding it from the map\n",
+					seg);
+			ssc_summary_from_map(e, seg, sum);
+			r = 0;
+		}
+		base = seg * e->slots_per_seg;
+		ncopy = 0;
+		for (i = 0; i < e->slots_per_seg; i++) {
+			u64 ob = le64_to_cpu(sum->oblock[i]);
+
+			if (!ob)
+				continue;
+			ob--;
+			r = ssc_log_room(e, 1);
+			if (r)
+				break;
+			if (!ssc_smap_lookup(e->map, ob, &val) || val_slot(val) != base + i)
+				continue;
+			if (!val_dirty(val)) {
+				/* silent eviction */
+				ssc_smap_remove(e->map, ob, NULL, GFP_NOIO);
+				ssc_unaccount(e, val);
+				ssc_log_append(e, SSC_REC_REMOVE, ob, 0, 0);
+				e->st.gc_evicted++;
+			} else {
+				e->gc_copy[ncopy++] = ob;
+			}
+		}
+		mutex_unlock(&e->lock);
+
+		for (i = 0; !r && i < ncopy; i++) {
+			u64 ob = e->gc_copy[i];
+			u32 slot;
+
+			mutex_lock(&e->lock);
+			if (!ssc_smap_lookup(e->map, ob, &val) ||
+			    slot_seg(e, val_slot(val)) != seg) {
+				mutex_unlock(&e->lock);
+				continue;
+			}
+			slot = val_slot(val);
+			mutex_unlock(&e->lock);
+			r = ssc_gc_copy(e, ob, slot);
+		}
+
+		/*
+		 * the removals and moves are durable before the segment is
+		 * reused; a failed commit has failed the cache itself if the
+		 * log write failed (an origin flush that failed does not)
+		 */
+		if (!r) {
+			r = ssc_commit_pending(e);
+			commit_failed = r;
+		}
+		/* nothing enters a segment under GC: valid only goes down */
+		mutex_lock(&e->lock);
+		empty = !s->valid;
+		mutex_unlock(&e->lock);
+		if (r || empty || pass)
+			break;
 	}
 	/* readers that looked the old slots up are done */
 	wait_event(e->inflight_wq, !atomic_read(&s->inflight));
-	if (!r && e->ops->discard)
+	if (!r && empty && e->ops->discard)
 		e->ops->discard(e->priv, e->data_start + (sector_t)seg * e->geo.segment_sectors,
 				e->geo.segment_sectors);
 
@@ -2260,6 +2284,9 @@ int ssc_engine_load(struct ssc_engine *e, bool want_dirty_table, const char **er
 		}
 	}
 	if (!ret && (want_dirty_table || e->nr_dirty)) {
+		/* a load that failed after this point may be tried again */
+		kvfree(e->dring);
+		bitmap_free(e->dref);
 		e->dring_size = e->nr_slots + 1;
 		e->dring = kvmalloc_array(e->dring_size, sizeof(u64), GFP_KERNEL);
 		e->dref = bitmap_zalloc(e->nr_slots, GFP_KERNEL);
