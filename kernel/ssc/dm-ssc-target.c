@@ -262,26 +262,35 @@ static struct kmem_cache *ssc_cell_cache;
 
 #if IS_ENABLED(CONFIG_DM_SSC_DEBUG)
 /*
- * Injection point for tests (debug builds only): .map sleeps this long after
- * it looked up a write to block inject_map_block for an in-place write, so
- * that write-back can be made to run in between.
+ * Injection points for tests (debug builds only), for block inject_map_block:
+ * .map sleeps inject_map_delay_ms after it looked a write up for an in-place
+ * write, so that write-back can be made to run in between; a worker whose
+ * bio was queued on the block's held cell sleeps inject_wait_delay_ms
+ * before it returns, so that the bio can be requeued and run meanwhile.
  */
 static unsigned int inject_map_delay_ms;
 module_param(inject_map_delay_ms, uint, 0644);
 MODULE_PARM_DESC(inject_map_delay_ms, "debug: delay after the in-place lookup in map");
+static unsigned int inject_wait_delay_ms;
+module_param(inject_wait_delay_ms, uint, 0644);
+MODULE_PARM_DESC(inject_wait_delay_ms, "debug: delay after a bio was queued on a cell");
 static unsigned long long inject_map_block;
 module_param(inject_map_block, ullong, 0644);
-MODULE_PARM_DESC(inject_map_block, "debug: the block inject_map_delay_ms applies to");
+MODULE_PARM_DESC(inject_map_block, "debug: the block the injected delays apply to");
 
-static void ssc_inject_map_delay(u64 oblock)
+static void ssc_inject_delay(unsigned int *param, u64 oblock)
 {
-	unsigned int ms = READ_ONCE(inject_map_delay_ms);
+	unsigned int ms = READ_ONCE(*param);
 
 	if (ms && oblock == READ_ONCE(inject_map_block))
 		msleep(ms);
 }
+
+#define ssc_inject_map_delay(oblock)	ssc_inject_delay(&inject_map_delay_ms, oblock)
+#define ssc_inject_wait_delay(oblock)	ssc_inject_delay(&inject_wait_delay_ms, oblock)
 #else
 static inline void ssc_inject_map_delay(u64 oblock) { }
+static inline void ssc_inject_wait_delay(u64 oblock) { }
 #endif
 
 /* Every constructed ssc target, for netlink queries and mode changes */
@@ -387,7 +396,11 @@ static struct ssc_cell *ssc_cell_get_bio(struct ssc_c *sc, u64 oblock,
 	struct ssc_cell *new = &ssc_pb(bio)->cell_mem;
 
 	new->pooled = false;
-	return ssc_cell_insert(sc, oblock, new, wait ? bio : NULL) ? new : NULL;
+	if (ssc_cell_insert(sc, oblock, new, wait ? bio : NULL))
+		return new;
+	if (wait)
+		ssc_inject_wait_delay(oblock);	/* the bio may be running elsewhere */
+	return NULL;
 }
 
 /* A cell for work that is not a bio, from the pool. */
@@ -712,10 +725,12 @@ static void ssc_maybe_kick_writeback(struct ssc_c *sc)
 {
 	u64 dirty = ssc_dirty_count(sc->eng);
 
-	if (READ_ONCE(sc->suspended) || !dirty)
+	if (READ_ONCE(sc->suspended))
 		return;
-	if (sc->mode != SSC_MODE_WRITEBACK || READ_ONCE(sc->writeback_all) ||
-	    dirty * 100 > sc->nr_slots * sc->dirty_high)
+	/* a writeback_all asked for while suspended ends in the worker */
+	if (READ_ONCE(sc->writeback_all) ||
+	    (dirty && (sc->mode != SSC_MODE_WRITEBACK ||
+		       dirty * 100 > sc->nr_slots * sc->dirty_high)))
 		queue_work(sc->wb_wq, &sc->wb_work);
 }
 
@@ -724,13 +739,20 @@ static void ssc_read_miss(struct ssc_c *sc, struct bio *bio, u64 oblock)
 {
 	struct ssc_bio *pb = ssc_pb(bio);
 	struct page *page = NULL;
+	struct ssc_cell *cell;
 	struct ssc_loc loc;
 	bool fill;
 	int r;
 
-	pb->cell = ssc_cell_get_bio(sc, oblock, bio, true);
-	if (!pb->cell)
+	/*
+	 * Once the bio waits on the cell it belongs to the cell's holder, who
+	 * may requeue it at once: another worker may run it, take the cell
+	 * and complete it before this one returns. Touch nothing of it then.
+	 */
+	cell = ssc_cell_get_bio(sc, oblock, bio, true);
+	if (!cell)
 		return;		/* requeued when the cell is free */
+	pb->cell = cell;
 
 	if (ssc_get(sc->eng, oblock, false, &loc) != SSC_NOT_PRESENT) {
 		/* filled while we waited */
@@ -876,14 +898,16 @@ static void ssc_write(struct ssc_c *sc, struct bio *bio, u64 oblock)
 {
 	struct ssc_bio *pb = ssc_pb(bio);
 	bool full = ssc_full_block(sc, bio), around;
+	struct ssc_cell *cell;
 	enum ssc_state state;
 	struct ssc_loc loc;
 	int r, cr;
 	u64 lsn;
 
-	pb->cell = ssc_cell_get_bio(sc, oblock, bio, true);
-	if (!pb->cell)
-		return;
+	cell = ssc_cell_get_bio(sc, oblock, bio, true);
+	if (!cell)
+		return;		/* the bio is the holder's now: see ssc_read_miss() */
+	pb->cell = cell;
 
 	state = ssc_peek(sc->eng, oblock);
 	if (state == SSC_NOT_PRESENT)
@@ -982,17 +1006,23 @@ static void ssc_write(struct ssc_c *sc, struct bio *bio, u64 oblock)
 		this_cpu_inc(sc->stats->origin_errors);
 		goto out;
 	}
-	if (loc.sector != (sector_t)-1) {
-		/* write_clean; replacing a dirty mapping is committed at once */
-		if (!ssc_publish(sc->eng, oblock, &loc, false, &lsn) && lsn)
-			ssc_commit(sc->eng, lsn);
+	/*
+	 * write_clean. Replacing a dirty mapping is committed before the write
+	 * is acknowledged: a crash would bring the old dirty block back, and
+	 * write-back would copy it over this write.
+	 */
+	if (loc.sector != (sector_t)-1 &&
+	    !ssc_publish(sc->eng, oblock, &loc, false, &lsn) && lsn) {
+		r = ssc_commit(sc->eng, lsn);
+		if (r)
+			goto out;
 	}
 	if (state == SSC_DIRTY && ssc_peek(sc->eng, oblock) == SSC_DIRTY) {
 		/* not re-cached: drop the old dirty copy (origin is durable) */
-		if (!ssc_evict(sc->eng, oblock, true, &lsn))
-			ssc_commit(sc->eng, lsn);
+		r = ssc_evict(sc->eng, oblock, true, &lsn);
+		if (!r)
+			r = ssc_commit(sc->eng, lsn);
 	}
-	r = 0;
 out:
 	ssc_cell_put(sc, pb->cell);
 	pb->cell = NULL;
@@ -1048,7 +1078,11 @@ static void ssc_flush_bio(struct ssc_c *sc, struct bio *bio)
 {
 	int r = ssc_flush(sc->eng);
 
-	if (r && sc->mode == SSC_MODE_WRITEBACK) {
+	/*
+	 * With dirty blocks, in any mode (partial writes to a dirty block go
+	 * in place), a FLUSH needs the cache flush: without it, it fails.
+	 */
+	if (r && (sc->mode == SSC_MODE_WRITEBACK || ssc_dirty_count(sc->eng))) {
 		ssc_endio(bio, r);
 		return;
 	}
@@ -1103,11 +1137,17 @@ static void ssc_work(struct work_struct *work)
 		ssc_write(sc, bio, oblock);
 }
 
+/*
+ * Run @bio in a worker. Its work item was set up by .map: re-initialising
+ * it here could race with the worker that queued the bio on a cell and is
+ * still returning from the item.
+ */
 static void ssc_defer(struct ssc_c *sc, struct bio *bio)
 {
 	struct ssc_bio *pb = ssc_pb(bio);
 
-	INIT_WORK(&pb->work, ssc_work);
+	/* our own I/O for it is waited for, never polled */
+	bio_clear_polled(bio);
 	queue_work(sc->wq, &pb->work);
 }
 
@@ -1155,6 +1195,7 @@ static int ssc_map(struct dm_target *ti, struct bio *bio)
 	pb->sc = sc;
 	pb->cell = NULL;
 	pb->flags = 0;
+	INIT_WORK(&pb->work, ssc_work);
 
 	if (unlikely(!bio_sectors(bio) || bio_op(bio) == REQ_OP_DISCARD)) {
 		if (bio_op(bio) == REQ_OP_DISCARD || (bio->bi_opf & REQ_PREFLUSH)) {
@@ -1172,8 +1213,9 @@ static int ssc_map(struct dm_target *ti, struct bio *bio)
 	if (bio_data_dir(bio) == READ) {
 		st = ssc_get(sc->eng, oblock, false, &loc);
 		if (st != SSC_NOT_PRESENT) {
-			if (st == SSC_CLEAN && ssc_engine_error(sc->eng)) {
-				/* a failed cache serves clean data from the origin */
+			if (st == SSC_CLEAN && (ssc_engine_error(sc->eng) ||
+						sc->mode == SSC_MODE_PASSTHROUGH)) {
+				/* a failed or retiring cache serves clean data from the origin */
 				ssc_put(sc->eng, &loc);
 				ssc_remap_origin(sc, bio);
 				return DM_MAPIO_REMAPPED;
@@ -1206,7 +1248,7 @@ static int ssc_map(struct dm_target *ti, struct bio *bio)
 	 * back and cleaned before the write lands, which then nobody writes
 	 * back and GC drops.
 	 */
-	if (sc->mode == SSC_MODE_WRITEBACK) {
+	if (sc->mode == SSC_MODE_WRITEBACK && !ssc_wb_failed(sc)) {
 		pb->cell = ssc_cell_get_bio(sc, oblock, bio, false);
 		if (pb->cell) {
 			st = ssc_get(sc->eng, oblock, true, &loc);
@@ -1278,7 +1320,7 @@ static int ssc_writeback_run(struct ssc_c *sc, struct ssc_wb_lane *lane,
 {
 	size_t bbytes = sc->block_sectors << SECTOR_SHIFT;
 	unsigned int ppb = DIV_ROUND_UP(bbytes, PAGE_SIZE);
-	struct ssc_cell *cells[SSC_WB_MAX_BYTES / PAGE_SIZE];
+	struct ssc_cell *cells[SSC_WB_MAX_BYTES / (SSC_MIN_BLOCK_SECTORS << SECTOR_SHIFT)];
 	unsigned int n = 0, i, j;
 	struct bio *bio;
 	int r = 0;
@@ -1317,8 +1359,12 @@ static int ssc_writeback_run(struct ssc_c *sc, struct ssc_wb_lane *lane,
 	/* read the blocks from the cache */
 	for (i = 0; i < n && !r; i++) {
 		struct ssc_loc loc;
+		enum ssc_state st;
 
-		if (ssc_get(sc->eng, first + i, false, &loc) != SSC_DIRTY) {
+		st = ssc_get(sc->eng, first + i, false, &loc);
+		if (st != SSC_DIRTY) {
+			if (st != SSC_NOT_PRESENT)
+				ssc_put(sc->eng, &loc);
 			r = -ESTALE;
 			break;
 		}

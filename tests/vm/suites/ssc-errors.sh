@@ -61,5 +61,21 @@ check "write back everything" dmsetup message v 0 clean 0 $((LEN / 8))
 check_eq "nothing dirty" 0 "$(ssc_stat v dirty)"
 check "origin has the data" sh -c "dd if=$ORIGIN bs=1M count=8 iflag=direct 2>/dev/null | cmp - /tmp/e1"
 check "remove" dmsetup remove v
+
+# --- a FLUSH needs the cache flush while dirty blocks exist, in any mode ----
+# (writethrough over dirty blocks left by writeback: partial writes to them
+# go in place, and only the cache flush makes them durable)
+check "create writeback" mkf writeback
+check "write 32 MiB dirty" dd if=/dev/urandom of=/dev/mapper/v bs=1M count=32 oflag=direct conv=fsync
+check "reload as writethrough" sh -c "dmsetup reload v --table '0 $LEN ssc $CACHE $ORIGIN 8 1 writethrough' && dmsetup resume v"
+check "cache device fails writes" flaky_set error_writes
+d=$(ssc_stat v dirty)
+diag "dirty blocks when the FLUSH comes: $d"
+check_fails "a FLUSH (fsync of the device) fails when the cache flush does" \
+	dd if=/dev/null of=/dev/mapper/v conv=fsync,notrunc
+d2=$(ssc_stat v dirty)
+[ "${d2:-0}" -gt 0 ] && ok "and dirty blocks were there to lose ($d2)" || not_ok "dirty blocks were left # '$d2'"
+check "cache device back" flaky_set up
+check "remove" dmsetup remove v
 check "remove flakey" dmsetup remove fc
 check "null_blk teardown" null_blk_teardown

@@ -91,6 +91,10 @@ check "write pattern at blocks 16-31" dd if=/tmp/pattern of=/dev/mapper/ssc0 bs=
 check "pattern is on the origin" sh -c "dd if=$ORIGIN bs=64k skip=1 count=1 iflag=direct 2>/dev/null | cmp - /tmp/pattern"
 check "pattern reads back" sh -c "dd if=/dev/mapper/ssc0 bs=64k skip=1 count=1 iflag=direct 2>/dev/null | cmp - /tmp/pattern"
 check_eq "cached copies of written blocks dropped" "224/" "$(ssc_stat ssc0 cached | sed 's,/.*,/,')"
+# a retiring cache is not read: its 224 cached blocks are read from the origin
+dmsetup message ssc0 0 clear_stats
+dd if=/dev/mapper/ssc0 of=/dev/null bs=1M count=$((LEN / 2048)) iflag=direct 2>/dev/null
+check_eq "passthrough reads every block from the origin (no read hits)" 0 "$(ssc_stat ssc0 read_hits)"
 check "discard passes through" blkdiscard -o $((100 << 20)) -l $((4 << 20)) /dev/mapper/ssc0
 
 # sequential bypass: with a 64-sector (32 KiB) threshold, a sequential read of
