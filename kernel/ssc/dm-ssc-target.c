@@ -1138,16 +1138,21 @@ static void ssc_work(struct work_struct *work)
 }
 
 /*
- * Run @bio in a worker. Its work item was set up by .map: re-initialising
- * it here could race with the worker that queued the bio on a cell and is
- * still returning from the item.
+ * Run @bio in a worker. Its work item was set up by .map: re-initialised
+ * here, a requeue from a cell's release could run at once on another
+ * worker, beside the one that queued the bio on the cell and is still
+ * returning from the item.
  */
 static void ssc_defer(struct ssc_c *sc, struct bio *bio)
 {
 	struct ssc_bio *pb = ssc_pb(bio);
 
-	/* our own I/O for it is waited for, never polled */
+	/*
+	 * Our own I/O for it is waited for, never polled; a cache read retried
+	 * on the origin must not be polled with the cache's queue number.
+	 */
 	bio_clear_polled(bio);
+	WRITE_ONCE(bio->bi_cookie, BLK_QC_T_NONE);
 	queue_work(sc->wq, &pb->work);
 }
 

@@ -288,9 +288,13 @@ static void ssc_test_start(struct kunit *test, struct ssc_test_thread *t,
 	KUNIT_ASSERT_FALSE(test, IS_ERR(k));
 	/* held for ssc_test_wait_blocked(), which may look after the thread ends */
 	get_task_struct(k);
+	if (kunit_add_action(test, ssc_test_put_task, k)) {
+		kthread_stop(k);	/* never ran */
+		put_task_struct(k);
+		KUNIT_FAIL_AND_ABORT(test, "cannot register the thread's cleanup");
+	}
 	t->task = k;
 	wake_up_process(k);
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, ssc_test_put_task, k));
 }
 
 /* Wait until @t sleeps uninterruptibly (in a mutex or I/O), at most 10 s. */
@@ -1306,7 +1310,7 @@ load:
  * space at random; these are checked on every run.
  */
 enum {
-	CV_ZERO, CV_ONE, CV_MAX, CV_INC, CV_DEC, CV_SUM_SHORT, CV_CKPT0, CV_CKPT1,
+	CV_ZERO, CV_ONE, CV_MAX, CV_INC, CV_DEC, CV_CKPT0, CV_CKPT1,
 	CV_LOG, CV_SLOTS, CV_SLOTS_INC, CV_ORIGIN, CV_DUP, CV_SEGS_INC, CV_LOG_PER_BLOCK_INC,
 };
 
@@ -1326,7 +1330,7 @@ static const struct ssc_crafted ssc_crafted[] = {
 	  offsetof(struct ssc_sb, summary_sectors), sizeof_field(struct ssc_sb, summary_sectors) },
 	{ "summary_sectors 1 (512 bytes for a 4 KiB summary)", CO_SB, CV_ONE, true,
 	  offsetof(struct ssc_sb, summary_sectors), sizeof_field(struct ssc_sb, summary_sectors) },
-	{ "summary_sectors one block short", CO_SB, CV_SUM_SHORT, true,
+	{ "summary_sectors not whole blocks", CO_SB, CV_DEC, true,
 	  offsetof(struct ssc_sb, summary_sectors), sizeof_field(struct ssc_sb, summary_sectors) },
 	{ "summary_sectors 2^32-1", CO_SB, CV_MAX, true,
 	  offsetof(struct ssc_sb, summary_sectors), sizeof_field(struct ssc_sb, summary_sectors) },
@@ -1438,8 +1442,6 @@ static u64 ssc_crafted_value(const struct ssc_crafted *c, const struct ssc_engin
 		return old + 1;
 	case CV_DEC:
 		return old - 1;
-	case CV_SUM_SHORT:
-		return e->summary_sectors - SSC_MBLOCK_SECTORS;
 	case CV_CKPT0:
 		return e->ckpt_start[0];
 	case CV_CKPT1:
@@ -1466,7 +1468,7 @@ static void ssc_engine_test_crafted(struct kunit *test)
 	struct ssc_ram *d = ssc_test_ram(test);
 	struct ssc_engine *ref = ssc_test_open(test, d);
 	struct ssc_geometry geo = ref->geo;
-	unsigned int i, refused = 0;
+	unsigned int i, refused = 0, changed;
 	const char *err = NULL;
 	struct rnd_state rs;
 	u8 *image;
@@ -1487,6 +1489,7 @@ static void ssc_engine_test_crafted(struct kunit *test)
 		bool r;
 
 		memcpy(d->mem, image, d->size);
+		changed = 0;
 		switch (c->obj) {
 		case CO_SB:
 			obj[0] = d->mem;
@@ -1516,18 +1519,28 @@ static void ssc_engine_test_crafted(struct kunit *test)
 					continue;
 				f += offsetof(struct ssc_ckpt_blk, ent);
 				if (c->val == CV_DUP) {
+					old = le32_to_cpu(b->ent[1].slot);
+					v = le32_to_cpu(b->ent[0].slot);
 					b->ent[1].slot = b->ent[0].slot;
 					ssc_seal_crc(obj[k], obj_len);
+					changed++;
 					continue;
 				}
 			} else if (c->obj == CO_REC) {
+				struct ssc_log_blk *b = (struct ssc_log_blk *)obj[k];
+
+				/* the record changed is the first after the checkpoint */
+				KUNIT_EXPECT_EQ(test, SSC_REC_INSERT, b->rec[0].type);
+				KUNIT_EXPECT_EQ(test, 1000ULL, le64_to_cpu(b->rec[0].oblock));
 				f += offsetof(struct ssc_log_blk, rec);
 			}
 			old = ssc_fuzz_get(f, c->width);
 			v = ssc_crafted_value(c, ref, old);
 			ssc_fuzz_put(f, c->width, v);
 			ssc_seal_crc(obj[k], obj_len);
+			changed += v != old;
 		}
+		KUNIT_EXPECT_GT_MSG(test, changed, 0U, "%s: nothing to change", c->name);
 		r = ssc_fuzz_load(test, d, &geo, &rs, c->name);
 		kunit_info(test, "%s (%llu -> %llu): %s\n", c->name, old, v,
 			   r ? "refused" : "loaded, consistent");

@@ -302,6 +302,7 @@ static int ssc_compute_layout(const struct ssc_geometry *geo, struct ssc_sb *sb)
 	nr_segs = div_u64(geo->cache_sectors - data_start, geo->segment_sectors);
 	if (nr_segs < SSC_MIN_DATA_SEGS)
 		return -ENOSPC;
+	/* slots < bps: this keeps nr_slots below U32_MAX, which is no slot */
 	if (nr_segs > U32_MAX / bps)
 		return -EFBIG;
 
@@ -557,7 +558,9 @@ struct ssc_engine *ssc_engine_create(const struct ssc_geometry *geo,
 	if (format) {
 		r = ssc_compute_layout(&e->geo, &e->sb);
 		if (r) {
-			*err = "Cache device is too small for its metadata and 6 segments";
+			*err = r == -EFBIG ?
+				"Cache device has 2^32-1 slots or more: use a larger block size" :
+				"Cache device is too small for its metadata and 6 segments";
 			goto bad;
 		}
 		ssc_apply_sb(e);
@@ -1546,7 +1549,8 @@ int ssc_evict(struct ssc_engine *e, u64 oblock, bool allow_dirty, u64 *lsn)
 		r = -EBUSY;
 		goto out;
 	}
-	ssc_smap_remove(e->map, oblock, NULL, GFP_NOIO);
+	/* under the lock every bio takes: a shrink that needs memory waits */
+	ssc_smap_remove(e->map, oblock, NULL, GFP_NOWAIT);
 	ssc_unaccount(e, val);
 	*lsn = ssc_log_append(e, SSC_REC_REMOVE, oblock, 0, 0);
 out:
@@ -1782,11 +1786,11 @@ static int ssc_gc_one(struct ssc_engine *e)
 		    !ssc_check_crc(sum, e->summary_sectors << SECTOR_SHIFT, SSC_SUM_MAGIC) ||
 		    le32_to_cpu(sum->seg) != seg) {
 			if (pass)
-				pr_warn("dm-ssc: summary of segment %u misses %u live blocks, rebuilding it from the map\n",
-					seg, s->valid);
+				pr_warn_ratelimited("dm-ssc: summary of segment %u misses %u live blocks, rebuilding it from the map\n",
+						    seg, s->valid);
 			else
-				pr_warn("dm-ssc: summary of segment %u unreadable, rebuilding it from the map\n",
-					seg);
+				pr_warn_ratelimited("dm-ssc: summary of segment %u unreadable, rebuilding it from the map\n",
+						    seg);
 			ssc_summary_from_map(e, seg, sum);
 			r = 0;
 		}
@@ -1805,7 +1809,7 @@ static int ssc_gc_one(struct ssc_engine *e)
 				continue;
 			if (!val_dirty(val)) {
 				/* silent eviction */
-				ssc_smap_remove(e->map, ob, NULL, GFP_NOIO);
+				ssc_smap_remove(e->map, ob, NULL, GFP_NOWAIT);
 				ssc_unaccount(e, val);
 				ssc_log_append(e, SSC_REC_REMOVE, ob, 0, 0);
 				e->st.gc_evicted++;
@@ -1853,7 +1857,7 @@ static int ssc_gc_one(struct ssc_engine *e)
 				e->geo.segment_sectors);
 
 	mutex_lock(&e->lock);
-	if (!r && !s->valid) {
+	if (!r && empty) {
 		s->state = SEG_FREE;
 		s->dirty = 0;
 		e->free_segs++;
@@ -1861,8 +1865,16 @@ static int ssc_gc_one(struct ssc_engine *e)
 	} else {
 		/* a failed copy: leave the segment as it is */
 		s->state = SEG_SEALED;
-		if (!r)
-			r = -EAGAIN;
+		if (!r) {
+			/*
+			 * A pass from the map left blocks the map does not
+			 * name: the segment's count and the map disagree.
+			 * Picked again and again, it would stall GC: fail.
+			 */
+			pr_err("dm-ssc: segment %u holds %u blocks the map does not name\n",
+			       seg, s->valid);
+			r = -EUCLEAN;
+		}
 	}
 	/* only I/O errors are fatal; no space or memory just stops this pass */
 	if (r && !commit_failed && r != -EAGAIN && r != -ENOSPC && r != -ENOMEM)

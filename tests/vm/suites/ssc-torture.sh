@@ -92,8 +92,11 @@ if is_debug_kernel; then
 	# is held after queueing it (inject_wait_delay_ms), the holder is a
 	# write held in .map. A worker that touched the bio afterwards would
 	# write into a completed bio (KASAN) or lose its cell, and the next
-	# write to the block would hang. Three rounds: the requeue must land on
-	# the other CPU's pool for the race to open.
+	# write to the block would hang. The holder runs on CPU 0 and the
+	# waiter on CPU 1, so that a requeue that re-initialised the bio's work
+	# item would run at once on CPU 0's pool; three rounds. (With the old
+	# order, a store after queueing and INIT_WORK at each requeue, KASAN
+	# reported a slab-use-after-free write in ssc_work in the first round.)
 	check "the debug build has the cell wait injection point" test -e $INJ/inject_wait_delay_ms
 	check "create writeback" mk writeback
 	check "block 60 dirty" dd if=/tmp/b1 of=/dev/mapper/v bs=4k seek=60 oflag=direct
@@ -101,10 +104,10 @@ if is_debug_kernel; then
 	for round in 1 2 3; do
 		echo 1000 > $INJ/inject_map_delay_ms
 		echo 1500 > $INJ/inject_wait_delay_ms
-		dd if=/tmp/b2 of=/dev/mapper/v bs=4k seek=60 oflag=direct 2>/dev/null &
+		taskset -c 0 dd if=/tmp/b2 of=/dev/mapper/v bs=4k seek=60 oflag=direct 2>/dev/null &
 		sleep 0.3
 		echo 0 > $INJ/inject_map_delay_ms
-		dd if=/tmp/b1 of=/dev/mapper/v bs=4k seek=60 oflag=direct 2>/dev/null &
+		taskset -c 1 dd if=/tmp/b1 of=/dev/mapper/v bs=4k seek=60 oflag=direct 2>/dev/null &
 		wait
 		echo 0 > $INJ/inject_wait_delay_ms
 		sleep 1.5	# the held worker returns
@@ -132,12 +135,14 @@ fi
 check "create writeback, dirty_high 20" mk writeback dirty_high 20 dirty_low 10
 fio --name=fill --filename=/dev/mapper/v --ioengine=libaio --direct=1 --rw=randwrite \
 	--bs=4k --iodepth=16 --size=32m --io_size=24m --randseed="$SEED" > /dev/null 2>&1
-# write-back is due: more than dirty_high (20 %) of the slots are dirty
-dirty=$(ssc_stat v dirty) total=$(ssc_stat v cached)
+# write-back has work (its lanes drain to dirty_low, 10 %, once past
+# dirty_high) and GC ran to make room: both were busy just before
+dirty=$(ssc_stat v dirty) total=$(ssc_stat v cached) gcr=$(ssc_stat v gc_runs)
 total=${total#*/}
-diag "before suspend: $dirty dirty of $total slots, free segments $(ssc_stat v free_segs), GC runs $(ssc_stat v gc_runs)"
-check "write-back is due when the suspend comes ($dirty dirty of $total)" \
-	sh -c "[ $((${dirty:-0} * 100)) -gt $((${total:-0} * 20)) ]"
+diag "before suspend: $dirty dirty of $total slots, free segments $(ssc_stat v free_segs), GC runs $gcr"
+check "dirty blocks left for write-back when the suspend comes ($dirty of $total)" \
+	sh -c "[ $((${dirty:-0} * 100)) -gt $((${total:-0} * 5)) ]"
+check "GC ran during the fill ($gcr runs)" sh -c "[ ${gcr:-0} -gt 0 ]"
 check "suspend under write-back" dmsetup suspend v
 sum1=$(dd if=$CACHE bs=1M iflag=direct 2>/dev/null | md5sum)
 sleep 3
@@ -217,7 +222,8 @@ gc=$1 ev=$2 wb=$3
 diag "over all tables: $gc GC runs, $ev blocks evicted silently, $wb written back"
 [ "$gc" -gt 0 ] && ok "GC ran during the torture ($gc runs)" || not_ok "GC ran # '$gc'"
 [ "$ev" -gt 0 ] && ok "GC evicted clean blocks silently ($ev)" || not_ok "silent eviction # '$ev'"
-[ "$wb" -gt 0 ] && ok "write-back ran during the torture ($wb blocks)" || not_ok "write-back # '$wb'"
+[ "$wb" -gt 0 ] && ok "blocks were written back during the torture, by write-back or clean messages ($wb)" ||
+	not_ok "write-back # '$wb'"
 check_eq "the volume is not failed" ok "$(ssc_stat v state)"
 # what the volume holds now must survive write-back and a reload unchanged
 sum1=$(dd if=/dev/mapper/v bs=1M count=24 iflag=direct 2>/dev/null | md5sum)
