@@ -69,7 +69,7 @@ static void ssc_test_check(struct kunit *test, const struct ssc_smap *m)
 
 		if (!ssc_occupied(t, pos))
 			continue;
-		e = ssc_get_pos(t, pos);
+		e = ssc_ent_get_pos(t, pos);
 		d = ssc_e_d(e);
 		key = ssc_e_key(m, t, pos, e);
 		KUNIT_ASSERT_EQ(test, key >> m->key_bits, 0);
@@ -78,7 +78,7 @@ static void ssc_test_check(struct kunit *test, const struct ssc_smap *m)
 		KUNIT_ASSERT_EQ(test, rem, ssc_e_rem(t, e));
 		if (d) {
 			KUNIT_ASSERT_TRUE(test, ssc_occupied(t, prev));
-			KUNIT_ASSERT_GE(test, ssc_e_d(ssc_get_pos(t, prev)) + 1, d);
+			KUNIT_ASSERT_GE(test, ssc_e_d(ssc_ent_get_pos(t, prev)) + 1, d);
 		}
 		KUNIT_ASSERT_TRUE(test, ssc_smap_lookup(m, key, &val));
 		KUNIT_ASSERT_EQ(test, val, ssc_e_val(m, t, e));
@@ -424,7 +424,7 @@ static void ssc_smap_test_wrap(struct kunit *test)
 	ssc_test_check(test, m);
 	KUNIT_EXPECT_TRUE(test, ssc_occupied(&m->t, nb - 1));
 	for (i = 0; i < n - 1; i++)
-		KUNIT_EXPECT_EQ(test, ssc_e_d(ssc_get_pos(&m->t, i)), i + 1);
+		KUNIT_EXPECT_EQ(test, ssc_e_d(ssc_ent_get_pos(&m->t, i)), i + 1);
 
 	/* one more key, wherever it lands */
 	KUNIT_ASSERT_EQ(test, ssc_smap_insert(m, 1ULL << 31, 99, GFP_KERNEL), 0);

@@ -283,30 +283,30 @@ static void ssc_put_bits(u8 *a, unsigned int bit, unsigned int n, u64 v)
 	}
 }
 
-static inline u64 ssc_get(const struct ssc_tab *t, u32 g, unsigned int slot)
+static inline u64 ssc_ent_get(const struct ssc_tab *t, u32 g, unsigned int slot)
 {
 	return ssc_get_bits(t->grp[g], ssc_class_size(t->cls[g]),
 			    slot * t->ebits, t->ebits);
 }
 
-static inline void ssc_put(const struct ssc_tab *t, u32 g, unsigned int slot, u64 e)
+static inline void ssc_ent_put(const struct ssc_tab *t, u32 g, unsigned int slot, u64 e)
 {
 	ssc_put_bits(t->grp[g], slot * t->ebits, t->ebits, e);
 }
 
 /* entry of occupied bucket @pos */
-static inline u64 ssc_get_pos(const struct ssc_tab *t, u32 pos)
+static inline u64 ssc_ent_get_pos(const struct ssc_tab *t, u32 pos)
 {
 	u32 g = pos / SSC_GROUP;
 
-	return ssc_get(t, g, ssc_slot(t->bitmap[g], pos % SSC_GROUP));
+	return ssc_ent_get(t, g, ssc_slot(t->bitmap[g], pos % SSC_GROUP));
 }
 
-static inline void ssc_put_pos(const struct ssc_tab *t, u32 pos, u64 e)
+static inline void ssc_ent_put_pos(const struct ssc_tab *t, u32 pos, u64 e)
 {
 	u32 g = pos / SSC_GROUP;
 
-	ssc_put(t, g, ssc_slot(t->bitmap[g], pos % SSC_GROUP), e);
+	ssc_ent_put(t, g, ssc_slot(t->bitmap[g], pos % SSC_GROUP), e);
 }
 
 static inline bool ssc_occupied(const struct ssc_tab *t, u32 pos)
@@ -368,7 +368,7 @@ static bool ssc_next_entry(const struct ssc_smap *m, const struct ssc_tab *t,
 		c->slot = 0;
 	}
 	*pos = c->g * SSC_GROUP + __ffs(c->bm);
-	*e = ssc_get(t, c->g, c->slot++);
+	*e = ssc_ent_get(t, c->g, c->slot++);
 	*key = ssc_e_key(m, t, *pos, *e);
 	c->bm &= c->bm - 1;
 	return true;
@@ -411,7 +411,7 @@ static bool ssc_find(const struct ssc_smap *m, u32 home, u64 rem, u32 *posp, u64
 
 		if (!ssc_occupied(t, pos))
 			return false;
-		e = ssc_get_pos(t, pos);
+		e = ssc_ent_get_pos(t, pos);
 		if (ssc_e_d(e) < dist)
 			return false;
 		if (ssc_e_d(e) == dist && ssc_e_rem(t, e) == rem) {
@@ -606,8 +606,8 @@ static int ssc_rehash(struct ssc_smap *m, u32 nbuckets, gfp_t gfp)
 
 		if (np >= nbuckets)
 			np -= nbuckets;
-		ssc_put_pos(&nt, np, ssc_e_pack(&nt, d, h - ssc_lo(&nt, home),
-						ssc_e_val(m, ot, e)));
+		ssc_ent_put_pos(&nt, np, ssc_e_pack(&nt, d, h - ssc_lo(&nt, home),
+						    ssc_e_val(m, ot, e)));
 	}
 
 	m->bytes -= ssc_tab_free(m, ot);
@@ -709,7 +709,7 @@ static int ssc_try_insert(struct ssc_smap *m, u32 home, u64 rem, u64 val, gfp_t 
 	u64 carry;
 
 	/* find where the key goes: the first bucket holding a richer entry */
-	while (ssc_occupied(t, pos) && ssc_e_d(ssc_get_pos(t, pos)) >= dist) {
+	while (ssc_occupied(t, pos) && ssc_e_d(ssc_ent_get_pos(t, pos)) >= dist) {
 		if (++dist > SSC_MAX_DISP)
 			return -ENOSPC;
 		pos = ssc_next(t, pos);
@@ -717,7 +717,7 @@ static int ssc_try_insert(struct ssc_smap *m, u32 home, u64 rem, u64 val, gfp_t 
 	p = pos;
 	/* then the empty bucket ending the run; each entry moves up by one */
 	while (ssc_occupied(t, pos)) {
-		if (ssc_e_d(ssc_get_pos(t, pos)) == SSC_MAX_DISP)
+		if (ssc_e_d(ssc_ent_get_pos(t, pos)) == SSC_MAX_DISP)
 			return -ENOSPC;
 		pos = ssc_next(t, pos);
 		if (pos == p)
@@ -736,9 +736,9 @@ static int ssc_try_insert(struct ssc_smap *m, u32 home, u64 rem, u64 val, gfp_t 
 	/* no failure from here on */
 	carry = ssc_e_pack(t, dist, rem, val);
 	for (; p != pos; p = ssc_next(t, p)) {
-		u64 e = ssc_get_pos(t, p);
+		u64 e = ssc_ent_get_pos(t, p);
 
-		ssc_put_pos(t, p, carry);
+		ssc_ent_put_pos(t, p, carry);
 		carry = e + 1;		/* one more bucket from home */
 	}
 	slot = ssc_slot(t->bitmap[g], b);
@@ -747,7 +747,8 @@ static int ssc_try_insert(struct ssc_smap *m, u32 home, u64 rem, u64 val, gfp_t 
 		u8 *a = arr;
 
 		for (i = 0; i < n; i++)
-			ssc_put_bits(a, (i + (i >= slot)) * t->ebits, t->ebits, ssc_get(t, g, i));
+			ssc_put_bits(a, (i + (i >= slot)) * t->ebits, t->ebits,
+				     ssc_ent_get(t, g, i));
 		if (t->grp[g]) {
 			ssc_arr_free(t->grp[g], t->cls[g]);
 			m->bytes -= ssc_class_size(t->cls[g]);
@@ -759,9 +760,9 @@ static int ssc_try_insert(struct ssc_smap *m, u32 home, u64 rem, u64 val, gfp_t 
 		unsigned int i;
 
 		for (i = n; i > slot; i--)
-			ssc_put(t, g, i, ssc_get(t, g, i - 1));
+			ssc_ent_put(t, g, i, ssc_ent_get(t, g, i - 1));
 	}
-	ssc_put(t, g, slot, carry);
+	ssc_ent_put(t, g, slot, carry);
 	t->bitmap[g] |= BIT(b);
 	m->count++;
 	return 0;
@@ -777,7 +778,7 @@ int ssc_smap_insert(struct ssc_smap *m, u64 key, u64 val, gfp_t gfp)
 		return -EINVAL;
 	ssc_hash(m, key, &home, &rem);
 	if (ssc_find(m, home, rem, &pos, &e)) {
-		ssc_put_pos(&m->t, pos, ssc_e_pack(&m->t, ssc_e_d(e), rem, val));
+		ssc_ent_put_pos(&m->t, pos, ssc_e_pack(&m->t, ssc_e_d(e), rem, val));
 		return 0;
 	}
 	for (;;) {
@@ -841,12 +842,13 @@ static void ssc_clear_bucket(struct ssc_smap *m, u32 pos, gfp_t gfp)
 	if (!arr) {
 		/* compact in place */
 		for (i = slot; i < n - 1; i++)
-			ssc_put(t, g, i, ssc_get(t, g, i + 1));
+			ssc_ent_put(t, g, i, ssc_ent_get(t, g, i + 1));
 		return;
 	}
 	for (i = 0; i < n; i++)
 		if (i != slot)
-			ssc_put_bits(arr, (i - (i > slot)) * t->ebits, t->ebits, ssc_get(t, g, i));
+			ssc_put_bits(arr, (i - (i > slot)) * t->ebits, t->ebits,
+				     ssc_ent_get(t, g, i));
 	ssc_arr_free(t->grp[g], t->cls[g]);
 	m->bytes -= ssc_class_size(t->cls[g]);
 	t->grp[g] = arr;
@@ -869,10 +871,10 @@ bool ssc_smap_remove(struct ssc_smap *m, u64 key, u64 *old_val, gfp_t gfp)
 		next = ssc_next(t, pos);
 		if (!ssc_occupied(t, next))
 			break;
-		e = ssc_get_pos(t, next);
+		e = ssc_ent_get_pos(t, next);
 		if (!ssc_e_d(e))
 			break;
-		ssc_put_pos(t, pos, e - 1);
+		ssc_ent_put_pos(t, pos, e - 1);
 		pos = next;
 	}
 	ssc_clear_bucket(m, pos, gfp);
