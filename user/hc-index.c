@@ -20,6 +20,7 @@
 #include <json-c/json.h>
 #include <linux/hashcache.h>
 
+#include "hc-common.h"
 #include "hcctl.h"
 
 #define HC_DEV		"/dev/" HC_MISC_NAME

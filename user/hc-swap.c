@@ -19,6 +19,7 @@
 
 #include <json-c/json.h>
 
+#include "hc-common.h"
 #include "hcctl.h"
 
 #define FVM_SYS		"/sys/kernel/flashvm"

@@ -34,6 +34,7 @@
 #include <netlink/genl/ctrl.h>
 #include <linux/dm-ssc.h>
 
+#include "hc-common.h"
 #include "hcctl.h"
 
 #define HCCTL_VERSION "0.1"
@@ -48,20 +49,7 @@ static const char *const mode_names[] = {
 	[DM_SSC_MODE_PASSTHROUGH] = "passthrough",
 };
 
-const char *prog = "hcctl";
-bool opt_json;
 static volatile sig_atomic_t interrupted;
-
-void err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 /*
  * libdevmapper's log levels (its public header does not export them): 3 is
@@ -388,17 +376,6 @@ static int send_message(const char *name, const char *msg, char **resp)
 	return ok ? 0 : -1;
 }
 
-int parse_u64(const char *p, uint64_t *v)
-{
-	char *end;
-
-	if (!*p || *p == '-' || *p == '+')
-		return -1;
-	errno = 0;
-	*v = strtoull(p, &end, 0);
-	return (errno || *end) ? -1 : 0;
-}
-
 /* RANGE: BLOCK, FIRST-LAST (inclusive) or FIRST+COUNT, in cache blocks */
 static int parse_range(const char *arg, uint64_t *first, uint64_t *count)
 {
@@ -694,33 +671,6 @@ static int probe_bdev(const char *what, const char *path, struct bdev_info *b)
 	b->rdev = st.st_rdev;
 	b->lbs = (unsigned int)lbs;
 	return EX_OK;
-}
-
-int parse_bytes(const char *p, uint64_t *v)
-{
-	char *end;
-	uint64_t m = 1;
-
-	if (!*p || *p == '-')
-		return -1;
-	errno = 0;
-	*v = strtoull(p, &end, 10);
-	if (errno || end == p)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': m = 1ULL << 10; end++; break;
-	case 'm': case 'M': m = 1ULL << 20; end++; break;
-	case 'g': case 'G': m = 1ULL << 30; end++; break;
-	case '\0': break;
-	default: return -1;
-	}
-	/* 4K, 4KiB and 4KB all mean 4096 */
-	if (m > 1 && (!strcmp(end, "iB") || !strcmp(end, "B")))
-		end += strlen(end);
-	if (*end || *v > UINT64_MAX / m)
-		return -1;
-	*v *= m;
-	return 0;
 }
 
 static bool pow2(uint64_t v)
