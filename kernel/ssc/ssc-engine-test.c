@@ -542,6 +542,78 @@ static void ssc_engine_test_gc(struct kunit *test)
 }
 
 /*
+ * Recovery rebuilds the summaries of the segments opened since the
+ * checkpoint from the map, several per walk of the map: with two per walk,
+ * six segments take three walks; by default, one. Each summary it writes
+ * names exactly the blocks the map puts in its segment.
+ */
+static void ssc_engine_test_recover_summaries(struct kunit *test)
+{
+	struct ssc_ram *d = ssc_test_ram(test);
+	struct ssc_engine *e = ssc_test_open(test, d);
+	struct ssc_geometry geo = e->geo;
+	u32 sum_bytes = e->summary_sectors << SECTOR_SHIFT;
+	u32 sps = e->slots_per_seg, nsegs = e->nr_segs, seg, used = 0, i;
+	static const u32 batches[] = { 2, 0 };
+	const char *err = NULL;
+	struct ssc_sum *sum;
+	unsigned int b;
+	u8 *image;
+	u64 ob, val, nblocks = 5 * sps + 3;
+
+	for (ob = 0; ob < nblocks; ob++)
+		ssc_test_write(test, e, d, ob * 7, 1, ob % 2);
+	KUNIT_ASSERT_EQ(test, 0, ssc_commit_pending(e));
+	for (seg = 0; seg < nsegs; seg++) {
+		if (!e->segs[seg].valid)
+			continue;
+		used++;
+		/* what the device says about them must not matter */
+		memset(d->mem + (seg_summary_sector(e, seg) << SECTOR_SHIFT), 0, sum_bytes);
+	}
+	KUNIT_ASSERT_EQ(test, 6U, used);
+	ssc_engine_destroy(e);				/* crash */
+	image = vmalloc(d->size);
+	KUNIT_ASSERT_NOT_NULL(test, image);
+	memcpy(image, d->mem, d->size);
+	sum = kunit_kmalloc(test, sum_bytes, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sum);
+
+	for (b = 0; b < ARRAY_SIZE(batches); b++) {
+		memcpy(d->mem, image, d->size);
+		e = ssc_engine_create(&geo, &ssc_ram_ops, d, false, &err);
+		KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(e), "create: %s", err);
+		e->recover_batch = batches[b];
+		KUNIT_ASSERT_EQ_MSG(test, 0, ssc_engine_load(e, true, &err), "load: %s", err);
+		KUNIT_EXPECT_EQ(test, e->recover_walks,
+				batches[b] ? DIV_ROUND_UP(used, batches[b]) : 1U);
+		for (seg = 0; seg < nsegs; seg++) {
+			u32 named = 0;
+
+			if (!e->segs[seg].valid)
+				continue;
+			memcpy(sum, d->mem + (seg_summary_sector(e, seg) << SECTOR_SHIFT),
+			       sum_bytes);
+			KUNIT_EXPECT_TRUE_MSG(test, ssc_check_crc(sum, sum_bytes, SSC_SUM_MAGIC),
+					      "segment %u", seg);
+			for (i = 0; i < sps; i++) {
+				ob = le64_to_cpu(sum->oblock[i]);
+				if (!ob)
+					continue;
+				named++;
+				KUNIT_EXPECT_TRUE(test, ssc_smap_lookup(e->map, ob - 1, &val) &&
+						  val_slot(val) == seg * sps + i);
+			}
+			KUNIT_EXPECT_EQ_MSG(test, named, e->segs[seg].valid, "segment %u", seg);
+		}
+		for (ob = 0; ob < nblocks; ob += 11)
+			ssc_test_read(test, e, d, ob * 7, 1);
+		ssc_engine_destroy(e);
+	}
+	vfree(image);
+}
+
+/*
  * A segment summary only names candidates. One with a valid checksum that
  * leaves live blocks out (stale, or crafted) must not get their segment
  * discarded under them: GC works from the map once it sees the segment is
@@ -1570,6 +1642,7 @@ static struct kunit_case ssc_engine_test_cases[] = {
 	KUNIT_CASE(ssc_engine_test_checkpoint),
 	KUNIT_CASE(ssc_engine_test_gc),
 	KUNIT_CASE(ssc_engine_test_gc_partial_summary),
+	KUNIT_CASE(ssc_engine_test_recover_summaries),
 	KUNIT_CASE(ssc_engine_test_log_corruption),
 	KUNIT_CASE(ssc_engine_test_lru),
 	KUNIT_CASE(ssc_engine_test_format),

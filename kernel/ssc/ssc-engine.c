@@ -83,6 +83,8 @@ struct ssc_seg {
 #define SSC_PENDING_RECORDS	1024
 /* Checkpoint I/O staging buffer */
 #define SSC_CKPT_BUF_BLOCKS	16
+/* Summaries rebuilt at load in one walk of the map, at most */
+#define SSC_RECOVER_SUM_BYTES	(4U << 20)
 /* Take a checkpoint when the log is this full (FlashTier: 2/3). */
 #define SSC_LOG_LIMIT(e)	((e)->log_blocks * 2 / 3)
 
@@ -167,6 +169,10 @@ struct ssc_engine {
 	struct ssc_sum *gc_sum;
 	void *gc_data;
 	u64 *gc_copy;
+
+	/* recovery: summaries rebuilt per map walk (0: by size), walks done */
+	u32 recover_batch;
+	u32 recover_walks;
 
 	bool need_format;	/* format at the first load */
 	bool loaded;
@@ -2159,6 +2165,87 @@ static int ssc_count_visit(void *ctx, u64 key, u64 val)
 	return 0;
 }
 
+struct ssc_resum_ctx {
+	struct ssc_engine *e;
+	const u32 *idx;		/* per segment: its summary in @buf, or U32_MAX */
+	u8 *buf;
+	size_t sum_bytes;
+};
+
+static int ssc_resum_visit(void *ctx, u64 key, u64 val)
+{
+	struct ssc_resum_ctx *c = ctx;
+	u32 slot = val_slot(val);
+	u32 i = c->idx[slot_seg(c->e, slot)];
+	struct ssc_sum *sum;
+
+	if (i != U32_MAX) {
+		sum = (struct ssc_sum *)(c->buf + (size_t)i * c->sum_bytes);
+		sum->oblock[slot % c->e->slots_per_seg] = cpu_to_le64(key + 1);
+	}
+	return 0;
+}
+
+/*
+ * Rebuild from the map, and write, the summaries of the segments in
+ * @suspect that hold blocks: those opened since the checkpoint, whose
+ * summaries may be missing or stale. A walk of the map fills up to
+ * SSC_RECOVER_SUM_BYTES of summaries at once, so recovery walks the map once
+ * for any usual number of such segments, not once per segment (which made
+ * it segments x cached blocks). Called at load, under both locks.
+ */
+static int ssc_rebuild_summaries(struct ssc_engine *e, const unsigned long *suspect,
+				 const char **err)
+{
+	size_t sum_bytes = e->summary_sectors << SECTOR_SHIFT;
+	struct ssc_resum_ctx c = { .e = e, .sum_bytes = sum_bytes };
+	u32 batch = e->recover_batch, seg = 0, first, n, i;
+	u32 *idx, *segs;
+	int r = 0;
+
+	if (!batch)
+		batch = max_t(size_t, 1, SSC_RECOVER_SUM_BYTES / sum_bytes);
+	idx = kvmalloc_array(e->nr_segs, sizeof(*idx), GFP_KERNEL);
+	segs = kvmalloc_array(batch, sizeof(*segs), GFP_KERNEL);
+	c.buf = kvmalloc_array(batch, sum_bytes, GFP_KERNEL);
+	if (!idx || !segs || !c.buf) {
+		*err = "Out of memory rebuilding segment summaries";
+		r = -ENOMEM;
+		goto out;
+	}
+	memset(idx, 0xff, e->nr_segs * sizeof(*idx));
+	c.idx = idx;
+	e->recover_walks = 0;
+	for (first = 0; !r; first = seg) {
+		n = 0;
+		for (seg = first; seg < e->nr_segs && n < batch; seg++) {
+			if (!test_bit(seg, suspect) || !e->segs[seg].valid)
+				continue;
+			idx[seg] = n;
+			segs[n++] = seg;
+		}
+		if (!n)
+			break;
+		memset(c.buf, 0, n * sum_bytes);
+		ssc_smap_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_resum_visit, &c);
+		e->recover_walks++;
+		for (i = 0; i < n; i++) {
+			idx[segs[i]] = U32_MAX;
+			if (r)
+				continue;
+			r = ssc_write_summary(e, segs[i],
+					      (struct ssc_sum *)(c.buf + (size_t)i * sum_bytes));
+			if (r)
+				*err = "Cannot write a segment summary";
+		}
+	}
+out:
+	kvfree(c.buf);
+	kvfree(segs);
+	kvfree(idx);
+	return r;
+}
+
 /**
  * ssc_engine_load() - recover the cache state, or resume after a shutdown
  * @e: the engine
@@ -2285,16 +2372,9 @@ int ssc_engine_load(struct ssc_engine *e, bool want_dirty_table, const char **er
 			continue;
 		}
 		s->state = SEG_SEALED;
-		if (!test_bit(seg, suspect))
-			continue;
-		/* it was being filled: its summary may be missing or stale */
-		ssc_summary_from_map(e, seg, e->sum);
-		ret = ssc_write_summary(e, seg, e->sum);
-		if (ret) {
-			*err = "Cannot write a segment summary";
-			break;
-		}
 	}
+	/* segments being filled since the checkpoint: summaries may be stale */
+	ret = ssc_rebuild_summaries(e, suspect, err);
 	if (!ret && (want_dirty_table || e->nr_dirty)) {
 		/* a load that failed after this point may be tried again */
 		kvfree(e->dring);
