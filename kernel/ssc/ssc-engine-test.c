@@ -528,6 +528,8 @@ static void ssc_engine_test_gc(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, ssc_gc_needed(e));
 	KUNIT_EXPECT_GT(test, e->st.gc_evicted, 0ULL);
 	KUNIT_EXPECT_EQ(test, dirty_blocks, e->nr_dirty);
+	/* the map was sized for every slot: filling the cache never grew it */
+	KUNIT_EXPECT_EQ(test, 0ULL, ssc_smap_rehashes(e->map));
 	while (ob--) {
 		enum ssc_state st = ssc_test_read(test, e, d, ob, 1);
 
@@ -538,6 +540,7 @@ static void ssc_engine_test_gc(struct kunit *test)
 	ssc_engine_destroy(e);
 	e = ssc_test_open(test, d);
 	KUNIT_EXPECT_EQ(test, dirty_blocks, e->nr_dirty);
+	KUNIT_EXPECT_EQ(test, 0ULL, ssc_smap_rehashes(e->map));
 	ssc_engine_destroy(e);
 }
 

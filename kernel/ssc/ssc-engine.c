@@ -616,6 +616,11 @@ layout_known:
 		*err = "Cannot create the cache map (origin too large?)";
 		goto bad;
 	}
+	/* a block per slot at most: the I/O path never grows the table */
+	if (ssc_smap_presize(e->map, e->nr_slots, GFP_KERNEL)) {
+		*err = "Cannot allocate the cache map";
+		goto bad;
+	}
 	e->segs = kvcalloc(e->nr_segs, sizeof(*e->segs), GFP_KERNEL);
 	e->sum = kvzalloc(e->summary_sectors << SECTOR_SHIFT, GFP_KERNEL);
 	e->gc_sum = kvzalloc(e->summary_sectors << SECTOR_SHIFT, GFP_KERNEL);
@@ -2286,7 +2291,8 @@ int ssc_engine_load(struct ssc_engine *e, bool want_dirty_table, const char **er
 		unsigned int val_bits = fls64(e->nr_slots) + 1;
 		struct ssc_smap *m = ssc_smap_create(e->key_bits, val_bits, GFP_KERNEL);
 
-		if (!m) {
+		if (!m || ssc_smap_presize(m, e->nr_slots, GFP_KERNEL)) {
+			ssc_smap_destroy(m);
 			*err = "Out of memory loading the cache";
 			return -ENOMEM;
 		}

@@ -244,6 +244,51 @@ static void ssc_smap_test_grow_shrink(struct kunit *test)
 	ssc_test_check(test, m);
 }
 
+/*
+ * A map presized for n entries holds n random keys (the engine's block
+ * numbers are spread by the hash the same way) without a rehash, does not
+ * shrink when emptied, and takes them all again, still without a rehash.
+ */
+static void ssc_smap_test_presize(struct kunit *test)
+{
+	struct ssc_smap *m = ssc_test_map(test, 40, 24);
+	const unsigned int n = 20000;
+	struct rnd_state rs;
+	unsigned int i, round;
+	u32 nb;
+	u64 *keys;
+
+	keys = kunit_kmalloc_array(test, n, sizeof(*keys), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, keys);
+	prandom_seed_state(&rs, SSC_TEST_SEED);
+	KUNIT_ASSERT_EQ(test, ssc_smap_presize(m, n, GFP_KERNEL), 0);
+	nb = m->t.nbuckets;
+	KUNIT_EXPECT_GE(test, (u64)nb * 4, (u64)n * 5);
+	KUNIT_EXPECT_LT(test, (u64)nb, (u64)n * 5 / 4 + 2 * SSC_GROUP);
+	KUNIT_EXPECT_EQ(test, ssc_smap_rehashes(m), 0ULL);
+	for (round = 0; round < 2; round++) {
+		for (i = 0; i < n; i++) {
+			keys[i] = ((u64)prandom_u32_state(&rs) << 8 ^ i) & ssc_mask(40);
+			if (ssc_smap_lookup(m, keys[i], NULL))
+				keys[i] = U64_MAX;	/* a repeat: not inserted */
+			else
+				KUNIT_ASSERT_EQ(test, ssc_smap_insert(m, keys[i],
+								      ssc_test_val(m, keys[i]),
+								      GFP_KERNEL), 0);
+		}
+		ssc_test_check(test, m);
+		KUNIT_EXPECT_EQ(test, m->t.nbuckets, nb);
+		for (i = 0; i < n; i++)
+			if (keys[i] != U64_MAX)
+				KUNIT_ASSERT_TRUE(test, ssc_smap_remove(m, keys[i], NULL,
+									GFP_KERNEL));
+		KUNIT_EXPECT_EQ(test, ssc_smap_count(m), 0ULL);
+		KUNIT_EXPECT_EQ(test, m->t.nbuckets, nb);
+	}
+	KUNIT_EXPECT_EQ(test, ssc_smap_rehashes(m), 0ULL);
+	ssc_test_check(test, m);
+}
+
 struct ssc_test_range {
 	unsigned long *seen;	/* bitmap over key - base */
 	u64 base;
@@ -652,6 +697,7 @@ static struct kunit_case ssc_smap_test_cases[] = {
 	KUNIT_CASE(ssc_smap_test_bad_args),
 	KUNIT_CASE(ssc_smap_test_widths),
 	KUNIT_CASE(ssc_smap_test_grow_shrink),
+	KUNIT_CASE(ssc_smap_test_presize),
 	KUNIT_CASE(ssc_smap_test_range),
 	KUNIT_CASE(ssc_smap_test_robin_hood),
 	KUNIT_CASE(ssc_smap_test_wrap),

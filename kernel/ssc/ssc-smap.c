@@ -27,7 +27,10 @@
  * of the table) with d <= 31, so a key is always within 32 buckets of its
  * home, and removal is by backward shift, without tombstones. The table
  * grows by 1.5x when the load would exceed 0.8 or a displacement would
- * overflow, and shrinks when the load drops below 0.2.
+ * overflow, and shrinks when the load drops below 0.2. A map presized for
+ * its largest count (ssc_smap_presize()) never shrinks below that size, so
+ * it rehashes only if a displacement overflows, which keys spread by the
+ * hash make vanishingly rare at a load of 0.8; @rehashes counts them.
  *
  * Memory
  * ------
@@ -83,6 +86,8 @@ struct ssc_smap {
 	struct ssc_tab t;
 	u64 count;
 	size_t bytes;
+	u32 min_buckets;	/* never shrink below (presized) */
+	u64 rehashes;		/* table generations after the first */
 	u64 hmask;		/* 2^hb - 1 */
 	u64 inv1;		/* inverses of SSC_MIX1/2 mod 2^64 */
 	u64 inv2;
@@ -613,6 +618,7 @@ static int ssc_rehash(struct ssc_smap *m, u32 nbuckets, gfp_t gfp)
 	m->bytes -= ssc_tab_free(m, ot);
 	m->bytes += new_bytes;
 	m->t = nt;
+	m->rehashes++;
 	kvfree(cnt);
 	return 0;
 
@@ -649,10 +655,11 @@ static void ssc_maybe_shrink(struct ssc_smap *m, gfp_t gfp)
 	u32 nb = m->t.nbuckets;
 	u64 target;
 
-	if (nb <= SSC_MIN_BUCKETS || m->count * 5 >= nb)
+	if (nb <= max(SSC_MIN_BUCKETS, m->min_buckets) || m->count * 5 >= nb)
 		return;
 	/* to a load of about 0.5; keep the bigger table on any failure */
-	target = max_t(u64, round_up(m->count * 2, SSC_GROUP), SSC_MIN_BUCKETS);
+	target = max_t(u64, round_up(m->count * 2, SSC_GROUP),
+		       max(SSC_MIN_BUCKETS, m->min_buckets));
 	if (target < nb)
 		ssc_rehash(m, target, gfp | __GFP_NOWARN);
 }
@@ -685,6 +692,29 @@ struct ssc_smap *ssc_smap_create(unsigned int key_bits, unsigned int val_bits, g
 	WARN_ON_ONCE(ssc_tab_alloc(m, &m->t, gfp));
 	m->bytes = kmalloc_size_roundup(sizeof(*m));
 	return m;
+}
+
+int ssc_smap_presize(struct ssc_smap *m, u64 entries, gfp_t gfp)
+{
+	u64 nb = round_up(DIV_ROUND_UP_ULL(entries * 5, 4) + 1, SSC_GROUP);
+	int ret = 0;
+
+	nb = min_t(u64, nb, SSC_MAX_BUCKETS);
+	if (nb > m->t.nbuckets) {
+		ret = ssc_rehash(m, nb, gfp);
+		if (ret == -ENOSPC)
+			ret = ssc_grow(m, gfp);
+		if (ret)
+			return ret;
+	}
+	m->min_buckets = m->t.nbuckets;
+	m->rehashes = 0;
+	return 0;
+}
+
+u64 ssc_smap_rehashes(const struct ssc_smap *m)
+{
+	return m->rehashes;
 }
 
 void ssc_smap_destroy(struct ssc_smap *m)

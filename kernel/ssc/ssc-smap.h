@@ -48,6 +48,29 @@ struct ssc_smap *ssc_smap_create(unsigned int key_bits, unsigned int val_bits,
 				 gfp_t gfp);
 
 /**
+ * ssc_smap_presize() - size the table for the largest count the map will hold
+ * @m: the map
+ * @entries: the most entries the map will ever hold at once
+ * @gfp: allocation flags
+ *
+ * Grows the table at once to hold @entries at a load of at most 0.8 and
+ * keeps it at least that big: inserts then never grow the table, except in
+ * the rare case of a displacement overflow, and removals never shrink it.
+ * Meant for construction time, before the map is used on an I/O path.
+ *
+ * Return: 0, or -ENOMEM with the map unchanged.
+ */
+int ssc_smap_presize(struct ssc_smap *m, u64 entries, gfp_t gfp);
+
+/**
+ * ssc_smap_rehashes() - table rebuilds since the map was created or presized
+ * @m: the map
+ *
+ * Return: how many times the table was grown or shrunk.
+ */
+u64 ssc_smap_rehashes(const struct ssc_smap *m);
+
+/**
  * ssc_smap_destroy() - free a map and all of its entries
  * @m: the map, or NULL
  */
