@@ -838,7 +838,15 @@ static int ssc_write_around(struct ssc_c *sc, struct bio *bio, u64 oblock,
 		if (r)
 			return r;
 	} else {
-		/* dirty: the origin copy must be durable before the eviction */
+		/*
+		 * dirty: the origin copy must be durable before the eviction,
+		 * and so must the record that made the block dirty before the
+		 * origin gets newer data (a crash could otherwise bring back
+		 * an older clean mapping of it)
+		 */
+		r = ssc_commit_pending(sc->eng);
+		if (r)
+			return r;
 		opf |= REQ_FUA;
 	}
 	ssc_write_both(sc, bio, opf, (sector_t)-1, &r, &cr);
@@ -870,6 +878,15 @@ static int ssc_write_in_place(struct ssc_c *sc, struct bio *bio, u64 oblock,
 	enum ssc_state st;
 	int r;
 
+	/*
+	 * The block's record may still be pending (commit at FLUSH): a FUA
+	 * write is durable when it completes, so its mapping must be too.
+	 */
+	if (bio->bi_opf & REQ_FUA) {
+		r = ssc_commit_pending(sc->eng);
+		if (r)
+			return r;
+	}
 	for (;;) {
 		st = ssc_get(sc->eng, oblock, true, &loc);
 		if (st != SSC_DIRTY)
@@ -968,8 +985,13 @@ static void ssc_write(struct ssc_c *sc, struct bio *bio, u64 oblock)
 			r = ssc_write_around(sc, bio, oblock, state);
 			goto out;
 		}
-		if (!r)
-			r = ssc_commit(sc->eng, lsn);	/* write_dirty is synchronous */
+		/*
+		 * Commit at FLUSH: the record becomes durable with the next
+		 * FLUSH, FUA write or periodic commit, as the block layer
+		 * promises; a FUA write waits for it.
+		 */
+		if (!r && (bio->bi_opf & REQ_FUA))
+			r = ssc_commit(sc->eng, lsn);
 		ssc_maybe_kick_writeback(sc);
 		goto out;
 	}
@@ -1251,9 +1273,9 @@ static int ssc_map(struct dm_target *ti, struct bio *bio)
 	 * write-back: a write to a dirty block goes in place, no metadata. The
 	 * cell comes first: looked up before it, the block could be written
 	 * back and cleaned before the write lands, which then nobody writes
-	 * back and GC drops.
+	 * back and GC drops. A FUA write may need a commit first: the worker's.
 	 */
-	if (sc->mode == SSC_MODE_WRITEBACK && !ssc_wb_failed(sc)) {
+	if (sc->mode == SSC_MODE_WRITEBACK && !ssc_wb_failed(sc) && !(bio->bi_opf & REQ_FUA)) {
 		pb->cell = ssc_cell_get_bio(sc, oblock, bio, false);
 		if (pb->cell) {
 			st = ssc_get(sc->eng, oblock, true, &loc);
@@ -1386,6 +1408,13 @@ static int ssc_writeback_run(struct ssc_c *sc, struct ssc_wb_lane *lane,
 			this_cpu_inc(sc->stats->cache_errors);
 	}
 
+	/*
+	 * The records that made these blocks dirty are durable before the
+	 * origin has their data: a crash must not bring back an older clean
+	 * mapping of a block whose origin copy is already newer.
+	 */
+	if (!r)
+		r = ssc_commit_pending(sc->eng);
 	/* one origin write for the whole run, durable before clean */
 	if (!r) {
 		bio = bio_alloc_bioset(sc->origin_dev->bdev, n * ppb,

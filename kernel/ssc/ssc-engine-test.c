@@ -45,6 +45,9 @@ struct ssc_ram {
 	u64 gen_of[64];
 	unsigned long uncovered;
 	bool race_in_flush;	/* the next origin flush lets a writer in */
+	/* the next origin flush publishes a dirty block, then starts a FLUSH */
+	bool dirty_in_flush;
+	struct ssc_test_thread *flusher;
 	struct kunit *test;
 	spinlock_t lock;		/* the gate */
 	int gate;
@@ -174,6 +177,13 @@ static void ssc_ram_origin_write(struct ssc_ram *d, u64 oblock)
 
 static void ssc_test_write(struct kunit *test, struct ssc_engine *e,
 			   struct ssc_ram *d, u64 oblock, u32 gen, bool dirty);
+static void __ssc_test_write(struct kunit *test, struct ssc_engine *e,
+			     struct ssc_ram *d, u64 oblock, u32 gen, bool dirty,
+			     bool commit);
+struct ssc_test_thread;
+static void ssc_test_start(struct kunit *test, struct ssc_test_thread *t,
+			   struct ssc_engine *e, int (*fn)(struct ssc_engine *e));
+static void ssc_test_wait_blocked(struct kunit *test, struct ssc_test_thread *t);
 
 static int ssc_ram_origin_flush(void *priv)
 {
@@ -187,6 +197,17 @@ static int ssc_ram_origin_flush(void *priv)
 		d->race_in_flush = false;
 		ssc_ram_origin_write(d, 40);
 		ssc_test_write(d->test, d->e, d, 40, 1, false);
+	}
+	if (d->dirty_in_flush) {
+		/*
+		 * while the commit that runs this flush waits for it (its
+		 * records taken), a write_dirty completes, uncommitted, and a
+		 * FLUSH arrives and waits for the commit lock
+		 */
+		d->dirty_in_flush = false;
+		__ssc_test_write(d->test, d->e, d, 41, 1, true, false);
+		ssc_test_start(d->test, d->flusher, d->e, ssc_flush);
+		ssc_test_wait_blocked(d->test, d->flusher);
 	}
 	d->origin_flushed = gen;
 	return 0;
@@ -347,9 +368,13 @@ static void ssc_test_fill(void *buf, u64 oblock, u32 gen)
 		w[i] = (u32)oblock * 2654435761U + gen * 40503U + i;
 }
 
-/* write_clean or write_dirty of a block whose content is (oblock, gen) */
-static void ssc_test_write(struct kunit *test, struct ssc_engine *e,
-			   struct ssc_ram *d, u64 oblock, u32 gen, bool dirty)
+/*
+ * write_clean or write_dirty of a block whose content is (oblock, gen); a
+ * write_dirty is committed if @commit
+ */
+static void __ssc_test_write(struct kunit *test, struct ssc_engine *e,
+			     struct ssc_ram *d, u64 oblock, u32 gen, bool dirty,
+			     bool commit)
 {
 	/* a block is too big for the stack: KASAN's redzones double it */
 	const size_t len = T_BLOCK_SECTORS << SECTOR_SHIFT;
@@ -362,9 +387,15 @@ static void ssc_test_write(struct kunit *test, struct ssc_engine *e,
 	ssc_test_fill(buf, oblock, gen);
 	KUNIT_ASSERT_EQ(test, 0, ssc_ram_rw(d, REQ_OP_WRITE, loc.sector, buf, len));
 	KUNIT_ASSERT_EQ(test, 0, ssc_publish(e, oblock, &loc, dirty, &lsn));
-	if (dirty)
+	if (dirty && commit)
 		KUNIT_ASSERT_EQ(test, 0, ssc_commit(e, lsn));
 	kunit_kfree(test, buf);
+}
+
+static void ssc_test_write(struct kunit *test, struct ssc_engine *e,
+			   struct ssc_ram *d, u64 oblock, u32 gen, bool dirty)
+{
+	__ssc_test_write(test, e, d, oblock, gen, dirty, true);
 }
 
 /* read: not present, or exactly generation @gen of the block */
@@ -956,6 +987,46 @@ static void ssc_engine_test_flush_in_flight(struct kunit *test)
 
 	e = ssc_test_open(test, cut);
 	KUNIT_EXPECT_EQ(test, SSC_DIRTY, ssc_test_read(test, e, cut, 5, 2));
+	ssc_engine_destroy(e);
+}
+
+/*
+ * Commit at FLUSH (dm-ssc commits write_dirty records at the next FLUSH): a
+ * commit takes its records, then flushes the origin without the engine
+ * lock; a write_dirty completes meanwhile and a FLUSH arrives. The commit's
+ * cache flush is numbered after the FLUSH arrived, but its records were
+ * taken before the write: the FLUSH must still commit the write's record.
+ */
+static void ssc_engine_test_flush_after_built_commit(struct kunit *test)
+{
+	struct ssc_ram *d = ssc_test_ram(test), *cut;
+	struct ssc_geometry geo = ssc_test_geo();
+	struct ssc_test_thread f;
+	const char *err = NULL;
+	struct ssc_engine *e;
+
+	e = ssc_engine_create(&geo, &ssc_ram_origin_ops, d, true, &err);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(e));
+	d->e = e;
+	d->test = test;
+	KUNIT_ASSERT_EQ(test, 0, ssc_engine_load(e, false, &err));
+	ssc_ram_volatile(test, d);
+	/* a clean record pending: the next commit flushes the origin */
+	ssc_ram_origin_write(d, 1);
+	ssc_test_write(test, e, d, 1, 1, false);
+	d->flusher = &f;
+	d->dirty_in_flush = true;
+	KUNIT_EXPECT_EQ(test, 0, ssc_commit_pending(e));
+	KUNIT_EXPECT_FALSE(test, d->dirty_in_flush);	/* the race ran */
+	wait_for_completion(&f.done);
+	KUNIT_EXPECT_EQ(test, 0, f.r);
+	cut = ssc_ram_power_cut(test, d);		/* the FLUSH is acknowledged */
+	d->e = NULL;
+	ssc_engine_destroy(e);
+
+	e = ssc_test_open(test, cut);
+	KUNIT_EXPECT_EQ_MSG(test, SSC_DIRTY, ssc_test_read(test, e, cut, 41, 1),
+			    "a write completed before an acknowledged FLUSH is lost");
 	ssc_engine_destroy(e);
 }
 
@@ -1653,6 +1724,7 @@ static struct kunit_case ssc_engine_test_cases[] = {
 	KUNIT_CASE(ssc_engine_test_evict_after_gc),
 	KUNIT_CASE(ssc_engine_test_fua_after_move),
 	KUNIT_CASE(ssc_engine_test_flush_in_flight),
+	KUNIT_CASE(ssc_engine_test_flush_after_built_commit),
 	KUNIT_CASE(ssc_engine_test_fuzz_meta),
 	KUNIT_CASE(ssc_engine_test_crafted),
 	{}

@@ -1173,9 +1173,9 @@ int ssc_commit_pending(struct ssc_engine *e)
  * ssc_flush() - make everything acknowledged so far durable
  * @e: the engine
  *
- * Commits the pending records; if there are none, flushes the cache
- * device, which makes in-place writes of dirty blocks durable. Either way
- * it waits for a cache flush issued after it began. One issued earlier
+ * Commits the records appended before it began; if there are none left,
+ * flushes the cache device, which makes in-place writes of dirty blocks
+ * durable. Either way it waits for a cache flush issued after it began. One issued earlier
  * may have overtaken a write acknowledged before the call, so it is never
  * reused. Concurrent calls share one flush.
  *
@@ -1183,15 +1183,24 @@ int ssc_commit_pending(struct ssc_engine *e)
  */
 int ssc_flush(struct ssc_engine *e)
 {
-	u64 seen, flush;
+	u64 seen, want, flush;
 	int r;
 
 	mutex_lock(&e->lock);
 	seen = e->flushes_issued;
+	want = e->appended_lsn;
 	mutex_unlock(&e->lock);
 
 	mutex_lock(&e->commit_lock);
 	r = READ_ONCE(e->error);
+	/*
+	 * Every record appended before the FLUSH arrived is in a commit. A
+	 * commit numbered after the FLUSH arrived may have been built before
+	 * (its records are taken before the origin flush, without the lock,
+	 * and its number after), so the number alone does not say so.
+	 */
+	while (!r && e->committed_lsn < want)
+		r = __ssc_commit(e);
 	if (r || e->flushes_done > seen)
 		goto out;
 	mutex_lock(&e->lock);

@@ -72,6 +72,28 @@ check "discard of dirty blocks" blkdiscard -o $((100 * 4096)) -l $((4 * 4096)) /
 left=$(dmsetup message v 0 exists 96 16)
 [ -z "$left" ] && ok "discard dropped them" || not_ok "discard dropped them # still dirty: $left"
 
+# --- commit at FLUSH: a new dirty block costs no log write of its own ---------
+# 256 writes of new blocks, one at a time, no flush: their records wait for
+# a FLUSH, a FUA write or the periodic commit (each second), and go together.
+# Committed one by one (one PREFLUSH+FUA log block of 4 KiB each, as before
+# commit at FLUSH) they would be at least 2,048 metadata sectors.
+check "commit at FLUSH: create writeback" mk writeback dirty_high 75 dirty_low 70
+if [ -b /dev/mapper/v ]; then
+	m0=$(ssc_stat v meta_sectors)
+	check "commit at FLUSH: 256 new blocks written one at a time, no flush" \
+		fio --name=c --filename=/dev/mapper/v --rw=randwrite --bs=4k --size=1m \
+		--offset=16m --ioengine=psync --direct=1
+	m1=$(ssc_stat v meta_sectors)
+	check_eq "commit at FLUSH: the 256 blocks are dirty" 256 "$(ssc_stat v dirty)"
+	if [ -n "$m0" ] && [ -n "$m1" ] && [ $((m1 - m0)) -lt 256 ]; then
+		ok "commit at FLUSH: $((m1 - m0)) metadata sectors for 256 new blocks"
+	else
+		not_ok "commit at FLUSH: '$m0' -> '$m1' metadata sectors for 256 new blocks (want < 256 more)"
+	fi
+else
+	not_ok "commit at FLUSH: no volume to write"
+fi
+
 # --- write-back order: least recently used dirty blocks first ---------------
 # 1600 dirty blocks at even positions; read the ones at positions = 0 mod 4;
 # then k more dirty blocks elsewhere, the k-th crossing dirty_high, so write-back
