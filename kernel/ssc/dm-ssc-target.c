@@ -461,6 +461,31 @@ static struct ssc_cell *ssc_cell_lock(struct ssc_c *sc, u64 oblock)
 	return cell;
 }
 
+/* Is the cell of a block held? (A hint: it may be released at once.) */
+static bool ssc_cell_held(struct ssc_c *sc, u64 oblock)
+{
+	unsigned long flags;
+	bool held;
+
+	spin_lock_irqsave(&sc->cell_lock, flags);
+	held = !!ssc_cell_find(sc, oblock);
+	spin_unlock_irqrestore(&sc->cell_lock, flags);
+	return held;
+}
+
+/* Hand a held cell, with the bios waiting on it, over to @new. */
+static void ssc_cell_move(struct ssc_c *sc, struct ssc_cell *old, struct ssc_cell *new)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&sc->cell_lock, flags);
+	new->oblock = old->oblock;
+	new->waiters = old->waiters;
+	hlist_add_before(&new->node, &old->node);
+	hlist_del(&old->node);
+	spin_unlock_irqrestore(&sc->cell_lock, flags);
+}
+
 /* ---------------------------------------------------------------------
  * I/O helpers
  */
@@ -734,12 +759,39 @@ static void ssc_maybe_kick_writeback(struct ssc_c *sc)
 		queue_work(sc->wb_wq, &sc->wb_work);
 }
 
-/* Read miss: read the origin, complete the bio, cache the block clean. */
+/* Write a filled block to the cache and publish it clean. */
+static void ssc_fill_block(struct ssc_c *sc, struct page *page, const struct ssc_loc *loc,
+			   u64 oblock)
+{
+	u64 lsn;
+
+	if (ssc_bounce_io(sc, page, sc->cache_dev->bdev, loc->sector, REQ_OP_WRITE)) {
+		this_cpu_inc(sc->stats->cache_errors);
+		ssc_unreserve(sc->eng, loc);
+		return;
+	}
+	this_cpu_add(sc->stats->data_sectors, sc->block_sectors);
+	/* a new clean block: its record may stay buffered */
+	ssc_publish(sc->eng, oblock, loc, false, &lsn);
+}
+
+/*
+ * Read miss: read the origin into a buffer the target owns, complete the
+ * bio, then cache the block clean behind it, in the same worker. The
+ * block's cell stays held until the fill is published, so a write or
+ * discard of the block waits for it; the reader does not. The fill runs on
+ * in this work item rather than being queued: a discard that waits for its
+ * cell must never wait for work queued behind it (the rescuer runs one item
+ * at a time), and postsuspend's flush of sc->wq waits for a running item.
+ * A fill is dropped (the read goes straight to the origin) when no bounce
+ * buffer can be had without waiting; when no pooled cell can, it runs
+ * before the bio completes, as it always did.
+ */
 static void ssc_read_miss(struct ssc_c *sc, struct bio *bio, u64 oblock)
 {
 	struct ssc_bio *pb = ssc_pb(bio);
+	struct ssc_cell *cell, *tail;
 	struct page *page = NULL;
-	struct ssc_cell *cell;
 	struct ssc_loc loc;
 	bool fill;
 	int r;
@@ -768,9 +820,11 @@ static void ssc_read_miss(struct ssc_c *sc, struct bio *bio, u64 oblock)
 	}
 	this_cpu_inc(sc->stats->read_misses);
 	fill = ssc_full_block(sc, bio) && sc->mode != SSC_MODE_PASSTHROUGH &&
-		!ssc_engine_error(sc->eng) &&
-		!ssc_reserve(sc->eng, oblock, false, &loc);
-
+		!ssc_engine_error(sc->eng);
+	if (fill) {
+		page = mempool_alloc(&sc->bounce_pool, GFP_NOWAIT | __GFP_NOWARN);
+		fill = page && !ssc_reserve(sc->eng, oblock, false, &loc);
+	}
 	if (!fill) {
 		r = ssc_clone_io(sc, bio, sc->origin_dev->bdev,
 				 dm_target_offset(sc->ti, bio->bi_iter.bi_sector),
@@ -784,7 +838,6 @@ static void ssc_read_miss(struct ssc_c *sc, struct bio *bio, u64 oblock)
 	 * pages may change between the origin read and the cache write, and
 	 * what is cached must be what the origin holds.
 	 */
-	page = mempool_alloc(&sc->bounce_pool, GFP_NOIO);
 	r = ssc_bounce_io(sc, page, sc->origin_dev->bdev,
 			  dm_target_offset(sc->ti, bio->bi_iter.bi_sector), REQ_OP_READ);
 	if (r) {
@@ -793,16 +846,21 @@ static void ssc_read_miss(struct ssc_c *sc, struct bio *bio, u64 oblock)
 		goto out;
 	}
 	ssc_bounce_copy(bio, page, true);
-	if (ssc_bounce_io(sc, page, sc->cache_dev->bdev, loc.sector, REQ_OP_WRITE)) {
-		this_cpu_inc(sc->stats->cache_errors);
-		ssc_unreserve(sc->eng, &loc);
-	} else {
-		u64 lsn;
-
-		this_cpu_add(sc->stats->data_sectors, sc->block_sectors);
-		/* a new clean block: its record may stay buffered */
-		ssc_publish(sc->eng, oblock, &loc, false, &lsn);
+	tail = ssc_cell_alloc(sc, GFP_NOWAIT | __GFP_NOWARN);
+	if (tail) {
+		/*
+		 * The reader has its data: complete it now. The cell moves
+		 * out of the per-bio data first: that goes with the bio.
+		 */
+		ssc_cell_move(sc, cell, tail);
+		pb->cell = NULL;
+		ssc_endio(bio, 0);
+		ssc_fill_block(sc, page, &loc, oblock);
+		mempool_free(page, &sc->bounce_pool);
+		ssc_cell_put(sc, tail);
+		return;
 	}
+	ssc_fill_block(sc, page, &loc, oblock);
 out:
 	if (page)
 		mempool_free(page, &sc->bounce_pool);
@@ -1067,7 +1125,8 @@ static void ssc_discard(struct ssc_c *sc, struct bio *bio)
 		enum ssc_state st;
 
 		st = ssc_peek(sc->eng, ob);
-		if (st == SSC_NOT_PRESENT)
+		/* a fill in flight holds the cell of a block not yet cached */
+		if (st == SSC_NOT_PRESENT && !ssc_cell_held(sc, ob))
 			continue;
 		cell = ssc_cell_lock(sc, ob);
 		st = ssc_peek(sc->eng, ob);

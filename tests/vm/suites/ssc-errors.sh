@@ -84,5 +84,31 @@ check_fails "a FLUSH (fsync of the device) fails when the cache flush does" \
 check "cache device back" flaky_set up
 check "remove" dmsetup remove v
 check "remove dm-delay" dmsetup remove slow
+
+# --- a read miss completes with its origin read; the fill follows ----------
+# The cache device holds writes 10 s (dm-delay in place of "fc"'s flakey
+# table): the reader must not wait for the cache write of its block's fill,
+# which is published only once that write is done. Waiting for it, the read
+# would return with the block already cached.
+check "create writethrough" dmsetup create v --table "0 $LEN ssc $CACHE $ORIGIN 8 2 format writethrough"
+check "a first miss opens a segment" dd if=/dev/mapper/v of=/dev/null bs=4k skip=776 count=1 iflag=direct
+i=0
+while [ "$(ssc_stat v cached | cut -d/ -f1)" != 1 ] && [ $i -lt 30 ]; do sleep 1; i=$((i + 1)); done
+check "cache writes now take 10 s" sh -c "dmsetup suspend --nolockfs fc &&
+	dmsetup load fc --table '0 $CLEN delay /dev/nullb0 0 0 /dev/nullb0 0 10000' &&
+	dmsetup resume fc"
+m0=$(ssc_stat v read_misses)
+check "a read miss" dd if=/dev/mapper/v of=/dev/null bs=4k skip=777 count=1 iflag=direct
+c1=$(ssc_stat v cached | cut -d/ -f1)
+check_eq "the read was a miss" $((m0 + 1)) "$(ssc_stat v read_misses)"
+check_eq "the read completed before its fill was published" 1 "$c1"
+i=0
+while [ "$(ssc_stat v cached | cut -d/ -f1)" = 1 ] && [ $i -lt 60 ]; do sleep 1; i=$((i + 1)); done
+check_eq "the fill is published once its cache write is done" 2 "$(ssc_stat v cached | cut -d/ -f1)"
+h0=$(ssc_stat v read_hits)
+check "read the block again" dd if=/dev/mapper/v of=/dev/null bs=4k skip=777 count=1 iflag=direct
+check_eq "now a hit" $((h0 + 1)) "$(ssc_stat v read_hits)"
+check "cache device back" flaky_set up
+check "remove" dmsetup remove v
 check "remove flakey" dmsetup remove fc
 check "null_blk teardown" null_blk_teardown
