@@ -73,7 +73,13 @@ for t in targets:
     need(num(r[6]) > 0, t + ": no zipf IOPS")
     if t not in ("raw_flash", "linear"):
         need(num(r[2]) > 0, t + ": nothing cached")
-need("ssc_wb / dmcache_wb: read hits" in text, "no ratio line")'
+need("ssc_wb / dmcache_wb: read hits" in text, "no ratio line")
+rec = [r for r in rows if r[0].isdigit()]
+need(len(rec) == 2, "recovery: not a row per cache size")
+for r in rec:
+    need(r[2] != "-" and r[4] != "-", "recovery at " + r[0] + " MiB: not measured for both")
+    need(num(r[1]) > 0, "recovery at " + r[0] + " MiB: nothing written")
+need("recovery growth from" in text, "no recovery growth line")'
 }
 
 # make bench-traces: one trace, every target a row with throughput and hits
@@ -137,7 +143,7 @@ fi
 
 # nothing of an earlier run may pass for this one's (a table, the plot)
 rm -rf "$SSC_OUT"/bench "$SSC_OUT"/bench-traces "$SSC_OUT"/bench-hashcache "$SSC_OUT"/bench-flashvm
-if run bench bench.sh BENCH_WS_MB=16 BENCH_RT=1; then
+if run bench bench.sh BENCH_WS_MB=16 BENCH_RT=1 BENCH_RECOVERY_MB=24,32; then
 	sane_bench "$SSC_OUT/bench/results.md"
 fi
 if run bench-traces bench-traces.sh BT_TRACES=zipf-read BT_CACHE_MB=16; then

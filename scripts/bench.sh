@@ -4,14 +4,15 @@
 # writethrough and writeback, dm-cache (smq, writeback) and dm-writecache on
 # the same devices (tests/vm/suites/bench.sh has the method), and print the
 # table. Knobs (environment): BENCH_WS_MB (256), BENCH_RT seconds per run (5),
-# BENCH_DELAY origin delay in ms (1), BENCH_TARGETS (comma list).
+# BENCH_DELAY origin delay in ms (1), BENCH_TARGETS (comma list),
+# BENCH_RECOVERY_MB the cache sizes of the recovery measurement (256,1024).
 # Output: out/bench/bench.tap (raw) and out/bench/results.md (the table).
 # Timing under TCG is emulated: compare ratios from the same run only.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 envs=()
-for v in BENCH_WS_MB BENCH_RT BENCH_DELAY BENCH_TARGETS; do
+for v in BENCH_WS_MB BENCH_RT BENCH_DELAY BENCH_TARGETS BENCH_RECOVERY_MB; do
 	[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
 done
 mkdir -p "$SSC_OUT/bench"
@@ -20,7 +21,12 @@ mkdir -p "$SSC_OUT/bench"
 	{ tail -n 30 "$SSC_OUT/bench/bench.log" >&2; die "bench VM run failed"; }
 cp "$SSC_OUT/results/bench.tap" "$SSC_OUT/bench/bench.tap"
 grep -o 'BENCH .*' "$SSC_OUT/bench/bench.tap" | awk '
-	{ t = $2; k = $3; v = $4; if (!(t in seen)) { seen[t] = 1; order[++n] = t } val[t, k] = v }
+	{
+		t = $2; k = $3; v = $4; val[t, k] = v
+		if (t ~ /_recovery$/) {
+			if (k ~ /^ms_/ && !((k) in rseen)) { rseen[k] = 1; rsize[++nr] = substr(k, 4) }
+		} else if (!(t in seen)) { seen[t] = 1; order[++n] = t }
+	}
 	function g(t, k) { return ((t, k) in val) ? val[t, k] : "-" }
 	function r(a, b) { return (a == "-" || b == "-" || b == 0) ? "-" : sprintf("%.2f", a / b) }
 	END {
@@ -45,5 +51,20 @@ grep -o 'BENCH .*' "$SSC_OUT/bench/bench.tap" | awk '
 				r(g("ssc_wb", "zipf_iops"), g(p, "zipf_iops")), p,
 				r(g("ssc_wt", "read_ratio"), g(p, "read_ratio"))
 		}
+		if (!nr)
+			exit
+		print ""
+		print "| recovery after a crash, cache MiB | blocks written (ssc) | ssc_wb ms | log records replayed | dm-writecache ms | ssc / writecache |"
+		print "|---|---|---|---|---|---|"
+		s = "ssc_wb_recovery"; w = "writecache_recovery"
+		for (i = 1; i <= nr; i++) {
+			m = rsize[i]
+			printf "| %s | %s | %s | %s | %s | %s |\n", m, g(s, "blocks_" m), g(s, "ms_" m),
+				g(s, "replayed_" m), g(w, "ms_" m), r(g(s, "ms_" m), g(w, "ms_" m))
+		}
+		if (nr > 1)
+			printf "\nrecovery growth from %s to %s MiB: ssc_wb %s x, dm-writecache %s x\n",
+				rsize[1], rsize[nr], r(g(s, "ms_" rsize[nr]), g(s, "ms_" rsize[1])),
+				r(g(w, "ms_" rsize[nr]), g(w, "ms_" rsize[1]))
 	}' | tee "$SSC_OUT/bench/results.md"
 grep -E '^# bench: .*(passed|failed)' "$SSC_OUT/bench/bench.tap" || true

@@ -13,7 +13,7 @@ out=$1 kver=$2 modroot=$3
 shift 3
 
 # In-tree modules the suites use. Missing ones (Debian has no dm-dust) are skipped.
-MODULES="dm-mod dm-linear dm-flakey dm-delay dm-log-writes dm-dust dm-cache dm-cache-smq
+MODULES="dm-mod dm-linear dm-zero dm-flakey dm-delay dm-log-writes dm-dust dm-cache dm-cache-smq
 	dm-writecache bcache null_blk brd loop virtio_blk virtio_pci crc32c_generic"
 BINS="dmsetup blktrace blkparse dd blkdiscard blockdev cmp jq make-bcache stress-ng"
 

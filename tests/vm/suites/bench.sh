@@ -19,7 +19,7 @@ DELAY=${BENCH_DELAY:-1}
 TARGETS=$(echo "${BENCH_TARGETS:-raw_flash,linear,ssc_wt,ssc_wb,dmcache_wb,writecache}" | tr , " ")
 FIO="fio --ioengine=libaio --direct=1 --bs=4k --iodepth=16 --output-format=terse --terse-version=3 --group_reporting"
 
-check "modules" sh -c "modprobe dm-ssc && modprobe dm-delay && modprobe dm-cache && modprobe dm-cache-smq && modprobe dm-writecache"
+check "modules" sh -c "modprobe dm-ssc && modprobe dm-delay && modprobe dm-cache && modprobe dm-cache-smq && modprobe dm-writecache && modprobe dm-flakey && modprobe dm-zero"
 # No discard on the flash: it would free null_blk's backing pages, whose
 # reallocation would show up as the target's RAM. A 16 MiB volatile write
 # cache, so that a flush is a real command (without one, fsync on the volume
@@ -176,3 +176,92 @@ for T in $TARGETS; do
 done
 dmsetup remove fmeta fdata fscratch origin
 check "null_blk teardown" null_blk_teardown
+
+# Recovery after a crash, dm-ssc (writeback) against dm-writecache, at each
+# cache size of BENCH_RECOVERY_MB: 75 % of the cache's blocks written (4 KiB
+# random writes, every block once), then the crash: the cache device, a
+# dm-linear "rc", is switched to dm-flakey drop_writes and the volume is
+# removed, so nothing of its shutdown reaches the flash. What is timed is
+# dmsetup create of the same table without format: the in-kernel ctr and
+# resume that recover the cache. The origin is dm-zero: recovery never
+# reads it, and the write-back it gets is dropped.
+RMB=$(echo "${BENCH_RECOVERY_MB:-256,1024}" | tr , " ")
+rmax=0
+for mb in $RMB; do [ "$mb" -gt "$rmax" ] && rmax=$mb; done
+check "recovery: flash null_blk ($((rmax + 16)) MiB, 512 B, no discard)" null_blk_add $((rmax + 16)) 512 0 16
+RFLASH=$(ls -d /dev/nullb* | tail -n1)
+ROLEN=$((rmax * 4 * 2048))
+dmsetup create rorigin --table "0 $ROLEN zero"
+# rc_table linear|drop SECTORS: the cache device healthy, or dropping writes
+rc_table() {
+	case $1 in
+	linear) echo "0 $2 linear $RFLASH 0" ;;
+	drop) echo "0 $2 flakey $RFLASH 0 0 1 1 drop_writes" ;;
+	esac
+}
+rc_switch() { dmsetup suspend rc && dmsetup load rc --table "$(rc_table "$1" "$2")" && dmsetup resume rc; }
+r_ssc_table() {
+	echo "0 $ROLEN ssc /dev/mapper/rc /dev/mapper/rorigin 8 $1 writeback dirty_high 75 dirty_low 70"
+}
+r_ssc_create() { dmsetup create r --table "$(r_ssc_table "6 format")"; }
+r_ssc_blocks() { ssc_stat r cached | cut -d/ -f2; }
+r_ssc_recreate() { dmsetup create r --table "$(r_ssc_table 5)"; }
+r_writecache_table() {
+	echo "0 $ROLEN writecache s /dev/mapper/rorigin /dev/mapper/rc 4096 4 high_watermark 75 low_watermark 70"
+}
+r_writecache_create() {
+	dd if=/dev/zero of=/dev/mapper/rc bs=4k count=1 oflag=direct 2>/dev/null
+	dmsetup create r --table "$(r_writecache_table)"
+}
+r_writecache_blocks() { dmsetup status r | awk '{ print $5 }'; }
+r_writecache_recreate() { dmsetup create r --table "$(r_writecache_table)"; }
+r_crash() { rc_switch drop "$RS" && dmsetup remove r; }
+# r_try WHAT CMD...: ok/not ok like check, and the command's status
+r_try() {
+	what=$1
+	shift
+	if out=$("$@" 2>&1); then
+		ok "$what"
+	else
+		not_ok "$what"
+		printf '%s\n' "$out" | tail -n 10 | sed 's/^/# /'
+		return 1
+	fi
+}
+for mb in $RMB; do
+	RS=$((mb * 2048))
+	for T in ssc_wb_recovery writecache_recovery; do
+		t=${T%_recovery}
+		t=${t%_wb}
+		r_try "$T $mb MiB: cache device" dmsetup create rc --table "$(rc_table linear $RS)" ||
+			continue
+		if r_try "$T $mb MiB: create" "r_${t}_create"; then
+			n=$(( $("r_${t}_blocks") * 3 / 4 ))
+			r_try "$T $mb MiB: $n blocks written" $FIO --name=fill --filename=/dev/mapper/r \
+				--rw=randwrite --size=$((n * 4))k &&
+			r_try "$T $mb MiB: crash (cache device drops writes, volume removed)" r_crash &&
+			r_try "$T $mb MiB: cache device back" rc_switch linear "$RS" &&
+			{
+				now_cs
+				t0=$NOW
+				if r_${t}_recreate > /tmp/recreate.out 2>&1; then
+					now_cs
+					ok "$T $mb MiB: recovered by create"
+					res "ms_$mb" $(((NOW - t0) * 10))
+					res "blocks_$mb" "$n"
+					if [ "$t" = ssc ]; then
+						check_eq "$T $mb MiB: a crash was recovered" 1 "$(ssc_stat r recovered)"
+						res "replayed_$mb" "$(ssc_stat r replayed)"
+					fi
+				else
+					not_ok "$T $mb MiB: recovered by create"
+					sed 's/^/# /' /tmp/recreate.out
+				fi
+			}
+			dmsetup remove r 2>/dev/null
+		fi
+		dmsetup remove rc
+	done
+done
+dmsetup remove rorigin
+check "recovery: null_blk teardown" null_blk_teardown
