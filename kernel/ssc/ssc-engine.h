@@ -18,10 +18,10 @@
  *
  * Guarantees: after ssc_publish(dirty) + ssc_commit() the block survives a
  * crash (dm-ssc commits at the next FLUSH or FUA write, as the block layer
- * promises, so a crash before then may keep the block's older copy); after ssc_publish(clean) a crash either keeps the block or drops
- * it; after ssc_evict() + ssc_commit() the block is gone, also after a
- * crash. A block that is dropped by garbage collection (silent eviction)
- * was clean.
+ * promises, so a crash before then may keep the block's older copy); after
+ * ssc_publish(clean) a crash either keeps the block or drops it; after
+ * ssc_evict() + ssc_commit() the block is gone, also after a crash. A block
+ * that is dropped by garbage collection (silent eviction) was clean.
  */
 #ifndef SSC_ENGINE_H
 #define SSC_ENGINE_H
