@@ -115,7 +115,7 @@ check "power cut" cut_power
 dmsetup remove v
 restore_power
 check "create (recovery checkpoint)" mk writeback
-check "64 dirty writes, each committed" dd if=/dev/urandom of=/dev/mapper/v bs=4k count=64 oflag=direct
+check "64 dirty writes, each committed (FUA: O_DSYNC)" dd if=/dev/urandom of=/dev/mapper/v bs=4k count=64 oflag=direct,dsync
 lu=$(ssc_stat v log | cut -d/ -f1)
 [ "$lu" -ge 2 ] && ok "the log holds $lu blocks" || not_ok "the log holds blocks # '$lu'"
 check "power cut" cut_power
