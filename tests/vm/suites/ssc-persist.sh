@@ -115,7 +115,8 @@ check "power cut" cut_power
 dmsetup remove v
 restore_power
 check "create (recovery checkpoint)" mk writeback
-check "64 dirty writes, each committed (FUA: O_DSYNC)" dd if=/dev/urandom of=/dev/mapper/v bs=4k count=64 oflag=direct,dsync
+check "64 dirty writes, each committed (FUA: O_SYNC)" fio --name=fua --filename=/dev/mapper/v --rw=write --bs=4k \
+	--size=256k --direct=1 --sync=1 --ioengine=psync
 lu=$(ssc_stat v log | cut -d/ -f1)
 [ "$lu" -ge 2 ] && ok "the log holds $lu blocks" || not_ok "the log holds blocks # '$lu'"
 check "power cut" cut_power
