@@ -1175,9 +1175,9 @@ int ssc_commit_pending(struct ssc_engine *e)
  *
  * Commits the records appended before it began; if there are none left,
  * flushes the cache device, which makes in-place writes of dirty blocks
- * durable. Either way it waits for a cache flush issued after it began. One issued earlier
- * may have overtaken a write acknowledged before the call, so it is never
- * reused. Concurrent calls share one flush.
+ * durable. Either way it waits for a cache flush issued after it began:
+ * one issued earlier may have overtaken a write acknowledged before the
+ * call, so it is never reused. Concurrent calls share one flush.
  *
  * Return: 0 or an error.
  */
