@@ -15,6 +15,8 @@
 #include <linux/moduleparam.h>
 #include <linux/unaligned.h>
 
+#include "ssc-smap.h"
+
 #define T_BLOCK_SECTORS		8
 #define T_SEGMENT_SECTORS	256	/* 32 blocks: 31 slots + summary */
 #define T_CACHE_SECTORS		(16 * 2048)
@@ -523,7 +525,7 @@ static void ssc_engine_test_checkpoint(struct kunit *test)
 	e = ssc_test_open(test, d);
 	KUNIT_EXPECT_EQ(test, 0, (int)e->st.recovered);
 	KUNIT_EXPECT_EQ(test, 0ULL, e->st.replayed);
-	KUNIT_EXPECT_EQ(test, n, ssc_smap_count(e->map));
+	KUNIT_EXPECT_EQ(test, n, ssc_map_count(e->map));
 	for (ob = 0; ob < n; ob++)
 		KUNIT_EXPECT_EQ(test, ob % 3 == 0 ? SSC_DIRTY : SSC_CLEAN,
 				ssc_test_read(test, e, d, ob * 7, 3));
@@ -560,7 +562,7 @@ static void ssc_engine_test_gc(struct kunit *test)
 	KUNIT_EXPECT_GT(test, e->st.gc_evicted, 0ULL);
 	KUNIT_EXPECT_EQ(test, dirty_blocks, e->nr_dirty);
 	/* the map was sized for every slot: filling the cache never grew it */
-	KUNIT_EXPECT_EQ(test, 0ULL, ssc_smap_rehashes(e->map));
+	KUNIT_EXPECT_EQ(test, 0ULL, ssc_map_rehashes(e->map));
 	while (ob--) {
 		enum ssc_state st = ssc_test_read(test, e, d, ob, 1);
 
@@ -571,7 +573,7 @@ static void ssc_engine_test_gc(struct kunit *test)
 	ssc_engine_destroy(e);
 	e = ssc_test_open(test, d);
 	KUNIT_EXPECT_EQ(test, dirty_blocks, e->nr_dirty);
-	KUNIT_EXPECT_EQ(test, 0ULL, ssc_smap_rehashes(e->map));
+	KUNIT_EXPECT_EQ(test, 0ULL, ssc_map_rehashes(e->map));
 	ssc_engine_destroy(e);
 }
 
@@ -635,7 +637,7 @@ static void ssc_engine_test_recover_summaries(struct kunit *test)
 				if (!ob)
 					continue;
 				named++;
-				KUNIT_EXPECT_TRUE(test, ssc_smap_lookup(e->map, ob - 1, &val) &&
+				KUNIT_EXPECT_TRUE(test, ssc_map_lookup(e->map, ob - 1, &val) &&
 						  val_slot(val) == seg * sps + i);
 			}
 			KUNIT_EXPECT_EQ_MSG(test, named, e->segs[seg].valid, "segment %u", seg);
@@ -913,7 +915,7 @@ static void ssc_engine_test_fua_after_move(struct kunit *test)
 	slots = kunit_kcalloc(test, n, sizeof(*slots), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, slots);
 	for (ob = 0; ob < n; ob++)
-		slots[ob] = ssc_smap_lookup(e->map, ob, &val) ? val_slot(val) : U32_MAX;
+		slots[ob] = ssc_map_lookup(e->map, ob, &val) ? val_slot(val) : U32_MAX;
 	ssc_ram_volatile(test, d);
 	/* GC stops at its second copy: the first is moved, not committed */
 	ssc_ram_gate(d, GATE_READ, 2);
@@ -921,7 +923,7 @@ static void ssc_engine_test_fua_after_move(struct kunit *test)
 	wait_for_completion(&d->gate_in);
 	mutex_lock(&e->lock);
 	for (ob = 0; ob < n && moved == U64_MAX; ob += 2)
-		if (ssc_smap_lookup(e->map, ob, &val) && val_slot(val) != slots[ob])
+		if (ssc_map_lookup(e->map, ob, &val) && val_slot(val) != slots[ob])
 			moved = ob;
 	mutex_unlock(&e->lock);
 	KUNIT_ASSERT_NE_MSG(test, moved, U64_MAX, "GC moved no dirty block");
@@ -1179,14 +1181,14 @@ static void ssc_fuzz_check(struct kunit *test, struct ssc_engine *e, const char 
 	c.seen = bitmap_zalloc(e->nr_slots, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, c.seen);
 	mutex_lock(&e->lock);
-	ssc_smap_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_fuzz_inv_visit, &c);
+	ssc_map_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_fuzz_inv_visit, &c);
 	for (i = 0; i < e->nr_segs; i++) {
 		KUNIT_EXPECT_LE_MSG(test, e->segs[i].valid, e->slots_per_seg, "%s", what);
 		valid += e->segs[i].valid;
 		free += e->segs[i].state == SEG_FREE;
 	}
 	KUNIT_EXPECT_EQ_MSG(test, 0ULL, c.bad, "%s: bad map entries", what);
-	KUNIT_EXPECT_EQ_MSG(test, valid, ssc_smap_count(e->map), "%s", what);
+	KUNIT_EXPECT_EQ_MSG(test, valid, ssc_map_count(e->map), "%s", what);
 	KUNIT_EXPECT_EQ_MSG(test, c.dirty, e->nr_dirty, "%s", what);
 	KUNIT_EXPECT_EQ_MSG(test, free, (u64)e->free_segs, "%s", what);
 	mutex_unlock(&e->lock);

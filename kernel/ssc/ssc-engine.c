@@ -17,7 +17,12 @@
  * Locking: e->commit_lock serializes log writes and checkpoints; e->lock
  * protects everything else and nests inside commit_lock. Data I/O is never
  * done under either lock; metadata I/O is done under commit_lock, and under
- * e->lock only for segment summaries and checkpoints.
+ * e->lock only for segment summaries and checkpoints. Every change of the
+ * map is made under e->lock; lookups (ssc_get(), ssc_peek()) take only the
+ * spinlock of the map's shard (ssc-map.h), which each change takes while
+ * it becomes visible, and pin the slot under it. Those lookups read a
+ * segment's state and move_lsn and set dirty reference bits without
+ * e->lock: see ssc_get() for the ordering.
  */
 
 #include <linux/kernel.h>
@@ -37,7 +42,7 @@
 
 #include "ssc-engine.h"
 #include "ssc-format.h"
-#include "ssc-smap.h"
+#include "ssc-map.h"
 
 enum {
 	SEG_FREE = 0,
@@ -85,6 +90,8 @@ struct ssc_seg {
 #define SSC_CKPT_BUF_BLOCKS	16
 /* Summaries rebuilt at load in one walk of the map, at most */
 #define SSC_RECOVER_SUM_BYTES	(4U << 20)
+/* Shards of the block map: enough that hits on different CPUs rarely meet */
+#define SSC_MAP_SHARDS		clamp_t(unsigned int, 4 * num_possible_cpus(), 8, 256)
 /* Take a checkpoint when the log is this full (FlashTier: 2/3). */
 #define SSC_LOG_LIMIT(e)	((e)->log_blocks * 2 / 3)
 
@@ -112,7 +119,7 @@ struct ssc_engine {
 	struct mutex commit_lock;	/* log writes and checkpoints */
 	struct mutex lock;		/* everything else; nests inside */
 
-	struct ssc_smap *map;
+	struct ssc_map *map;
 	struct ssc_seg *segs;
 	u32 free_segs;
 	u32 gc_reserve;		/* segments only GC may open */
@@ -611,13 +618,10 @@ layout_known:
 	val_bits = fls64(e->nr_slots) + 1;
 	r = -ENOMEM;
 	*err = "Cannot allocate the cache engine";
-	e->map = ssc_smap_create(e->key_bits, val_bits, GFP_KERNEL);
-	if (!e->map) {
-		*err = "Cannot create the cache map (origin too large?)";
-		goto bad;
-	}
 	/* a block per slot at most: the I/O path never grows the table */
-	if (ssc_smap_presize(e->map, e->nr_slots, GFP_KERNEL)) {
+	e->map = ssc_map_create(e->key_bits, val_bits, e->nr_slots,
+				SSC_MAP_SHARDS, GFP_KERNEL);
+	if (!e->map) {
 		*err = "Cannot allocate the cache map";
 		goto bad;
 	}
@@ -653,7 +657,7 @@ void ssc_engine_destroy(struct ssc_engine *e)
 {
 	if (IS_ERR_OR_NULL(e))
 		return;
-	ssc_smap_destroy(e->map);
+	ssc_map_destroy(e->map);
 	kvfree(e->segs);
 	kvfree(e->sum);
 	kvfree(e->gc_sum);
@@ -696,7 +700,7 @@ static void ssc_dring_rebuild(struct ssc_engine *e)
 		return;
 	e->dhead = 0;
 	e->dtail = 0;
-	ssc_smap_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_dring_fill, e);
+	ssc_map_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_dring_fill, e);
 }
 
 /*
@@ -707,7 +711,7 @@ static void ssc_dring_rebuild(struct ssc_engine *e)
 static inline void ssc_dref_mark(struct ssc_engine *e, u32 slot)
 {
 	if (e->dref)
-		__set_bit(slot, e->dref);
+		set_bit(slot, e->dref);
 }
 
 /* @oblock just became dirty in @slot: the ring's tail, its newest end */
@@ -715,7 +719,7 @@ static void ssc_dring_push(struct ssc_engine *e, u64 oblock, u32 slot)
 {
 	if (!e->dring)
 		return;
-	__clear_bit(slot, e->dref);
+	clear_bit(slot, e->dref);
 	if (e->dtail - e->dhead >= e->dring_size) {
 		/* only stale entries can fill it: compact from the map */
 		ssc_dring_rebuild(e);
@@ -769,8 +773,8 @@ int ssc_next_dirty(struct ssc_engine *e, u64 *oblock)
 				/* no table: take the first dirty block found */
 				u64 found = U64_MAX;
 
-				ssc_smap_visit_range(e->map, 0, 1ULL << e->key_bits,
-						     ssc_first_dirty, &found);
+				ssc_map_visit_range(e->map, 0, 1ULL << e->key_bits,
+						    ssc_first_dirty, &found);
 				if (found != U64_MAX) {
 					*oblock = found;
 					r = 0;
@@ -782,9 +786,9 @@ int ssc_next_dirty(struct ssc_engine *e, u64 *oblock)
 			continue;
 		}
 		ob = e->dring[e->dhead++ % e->dring_size];
-		if (!ssc_smap_lookup(e->map, ob, &val) || !val_dirty(val))
+		if (!ssc_map_lookup(e->map, ob, &val) || !val_dirty(val))
 			continue;	/* stale: cleaned or evicted since */
-		if (budget && __test_and_clear_bit(val_slot(val), e->dref)) {
+		if (budget && test_and_clear_bit(val_slot(val), e->dref)) {
 			/* used since it got dirty: a second chance */
 			e->dring[e->dtail++ % e->dring_size] = ob;
 			budget--;
@@ -1090,7 +1094,7 @@ static int __ssc_checkpoint(struct ssc_engine *e)
 	if (r)
 		return r;
 
-	ssc_smap_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_ckpt_visit, &c);
+	ssc_map_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_ckpt_visit, &c);
 	r = c.r;
 	if (!r && c.nr)
 		r = ssc_ckpt_end_blk(&c);
@@ -1247,24 +1251,40 @@ enum ssc_state ssc_get(struct ssc_engine *e, u64 oblock, bool for_write,
 		       struct ssc_loc *loc)
 {
 	enum ssc_state st = SSC_NOT_PRESENT;
-	u64 val;
+	struct ssc_map_shard *sh;
+	struct ssc_seg *s;
+	u64 val, sk;
 
-	mutex_lock(&e->lock);
-	if (ssc_smap_lookup(e->map, oblock, &val)) {
+	/*
+	 * Under the shard's lock the entry cannot change: the slot is pinned
+	 * before GC can drop or move the block, and GC waits for the pin.
+	 */
+	sh = ssc_map_lock(e->map, oblock, &sk);
+	if (ssc_map_lookup_locked(sh, sk, &val)) {
 		st = val_dirty(val) ? SSC_DIRTY : SSC_CLEAN;
 		ssc_fill_loc(e, val_slot(val), loc);
-		if (for_write && (st != SSC_DIRTY ||
-				  e->segs[loc->seg].state == SEG_GC ||
-				  e->segs[loc->seg].move_lsn > READ_ONCE(e->committed_lsn))) {
-			/* not writable in place: report the state, pin nothing */
+		s = &e->segs[loc->seg];
+		if (for_write && st != SSC_DIRTY) {
 			loc->slot = U32_MAX;
 		} else {
-			atomic_inc(&e->segs[loc->seg].inflight);
-			if (st == SSC_DIRTY)
+			atomic_inc(&s->inflight);
+			/*
+			 * Pairs with the barrier in ssc_gc_one(): either GC
+			 * sees the pin and waits, or this sees SEG_GC. A move
+			 * into the segment set move_lsn before it remapped.
+			 */
+			smp_mb__after_atomic();
+			if (for_write && (READ_ONCE(s->state) == SEG_GC ||
+					  READ_ONCE(s->move_lsn) > READ_ONCE(e->committed_lsn))) {
+				/* not writable in place: report the state, pin nothing */
+				ssc_put(e, loc);
+				loc->slot = U32_MAX;
+			} else if (st == SSC_DIRTY) {
 				ssc_dref_mark(e, loc->slot);
+			}
 		}
 	}
-	mutex_unlock(&e->lock);
+	ssc_map_unlock(sh);
 	return st;
 }
 
@@ -1279,12 +1299,13 @@ void ssc_put(struct ssc_engine *e, const struct ssc_loc *loc)
 enum ssc_state ssc_peek(struct ssc_engine *e, u64 oblock)
 {
 	enum ssc_state st = SSC_NOT_PRESENT;
-	u64 val;
+	struct ssc_map_shard *sh;
+	u64 val, sk;
 
-	mutex_lock(&e->lock);
-	if (ssc_smap_lookup(e->map, oblock, &val))
+	sh = ssc_map_lock(e->map, oblock, &sk);
+	if (ssc_map_lookup_locked(sh, sk, &val))
 		st = val_dirty(val) ? SSC_DIRTY : SSC_CLEAN;
-	mutex_unlock(&e->lock);
+	ssc_map_unlock(sh);
 	return st;
 }
 
@@ -1319,7 +1340,7 @@ int ssc_exists(struct ssc_engine *e, u64 lo, u64 count, unsigned long *bitmap)
 
 	bitmap_zero(bitmap, count);
 	mutex_lock(&e->lock);
-	ssc_smap_visit_range(e->map, lo, lo + count, ssc_exists_visit, &c);
+	ssc_map_visit_range(e->map, lo, lo + count, ssc_exists_visit, &c);
 	mutex_unlock(&e->lock);
 	return 0;
 }
@@ -1512,8 +1533,8 @@ int ssc_publish(struct ssc_engine *e, u64 oblock, const struct ssc_loc *loc,
 	r = ssc_log_room(e, 1);
 	if (r)
 		goto out;
-	had = ssc_smap_lookup(e->map, oblock, &old);
-	r = ssc_smap_insert(e->map, oblock, val, GFP_NOIO);
+	had = ssc_map_lookup(e->map, oblock, &old);
+	r = ssc_map_insert(e->map, oblock, val, GFP_NOIO);
 	if (r)
 		goto out;
 	if (had)
@@ -1557,7 +1578,7 @@ int ssc_evict(struct ssc_engine *e, u64 oblock, bool allow_dirty, u64 *lsn)
 	r = ssc_log_room(e, 1);
 	if (r)
 		goto out;
-	if (!ssc_smap_lookup(e->map, oblock, &val)) {
+	if (!ssc_map_lookup(e->map, oblock, &val)) {
 		/*
 		 * Not cached, but garbage collection may have dropped it with
 		 * a record still in RAM: the caller relies on the drop too.
@@ -1570,7 +1591,7 @@ int ssc_evict(struct ssc_engine *e, u64 oblock, bool allow_dirty, u64 *lsn)
 		goto out;
 	}
 	/* under the lock every bio takes: a shrink that needs memory waits */
-	ssc_smap_remove(e->map, oblock, NULL, GFP_NOWAIT);
+	ssc_map_remove(e->map, oblock, NULL, GFP_NOWAIT);
 	ssc_unaccount(e, val);
 	*lsn = ssc_log_append(e, SSC_REC_REMOVE, oblock, 0, 0);
 out:
@@ -1598,14 +1619,14 @@ int ssc_clean(struct ssc_engine *e, u64 oblock)
 	r = ssc_log_room(e, 1);
 	if (r)
 		goto out;
-	if (!ssc_smap_lookup(e->map, oblock, &val)) {
+	if (!ssc_map_lookup(e->map, oblock, &val)) {
 		r = -ENOENT;
 		goto out;
 	}
 	if (!val_dirty(val))
 		goto out;
 	/* overwriting an existing key never allocates */
-	ssc_smap_insert(e->map, oblock, mkval(val_slot(val), false), GFP_NOIO);
+	ssc_map_insert(e->map, oblock, mkval(val_slot(val), false), GFP_NOIO);
 	e->segs[slot_seg(e, val_slot(val))].dirty--;
 	WRITE_ONCE(e->nr_dirty, e->nr_dirty - 1);
 	ssc_log_append(e, SSC_REC_CLEAN, oblock, val_slot(val), 0);
@@ -1718,7 +1739,7 @@ static void ssc_summary_from_map(struct ssc_engine *e, u32 seg,
 	struct ssc_scan_ctx c = { .e = e, .seg = seg, .sum = sum };
 
 	memset(sum, 0, e->summary_sectors << SECTOR_SHIFT);
-	ssc_smap_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_scan_seg, &c);
+	ssc_map_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_scan_seg, &c);
 }
 
 /* Move one dirty block out of the victim. */
@@ -1745,20 +1766,25 @@ static int ssc_gc_copy(struct ssc_engine *e, u64 oblock, u32 old_slot)
 	mutex_lock(&e->lock);
 	r = ssc_log_room(e, 1);
 	/* only if nobody remapped or evicted it meanwhile */
-	if (!r && ssc_smap_lookup(e->map, oblock, &val) && val_slot(val) == old_slot) {
+	if (!r && ssc_map_lookup(e->map, oblock, &val) && val_slot(val) == old_slot) {
 		u64 nval = mkval(nloc.slot, val_dirty(val));
 
-		ssc_smap_insert(e->map, oblock, nval, GFP_NOIO);
+		/*
+		 * move_lsn first: an in-place writer that finds the new slot
+		 * (under the shard lock the remap takes) sees it too
+		 */
+		WRITE_ONCE(e->segs[nloc.seg].move_lsn,
+			   ssc_log_append(e, SSC_REC_INSERT, oblock, nloc.slot,
+					  val_dirty(val) ? SSC_ENT_DIRTY : 0));
+		/* overwriting an existing key allocates nothing */
+		ssc_map_insert(e->map, oblock, nval, GFP_NOIO);
 		ssc_unaccount(e, val);
 		ssc_account(e, nval);
 		/* the block keeps its recency */
 		if (e->dref)
-			__assign_bit(nloc.slot, e->dref,
-				     test_bit(old_slot, e->dref));
+			assign_bit(nloc.slot, e->dref,
+				   test_bit(old_slot, e->dref));
 		e->segs[nloc.seg].age = e->user_seq;
-		e->segs[nloc.seg].move_lsn =
-			ssc_log_append(e, SSC_REC_INSERT, oblock, nloc.slot,
-				       val_dirty(val) ? SSC_ENT_DIRTY : 0);
 		e->st.gc_copied++;
 	}
 	mutex_unlock(&e->lock);
@@ -1783,9 +1809,11 @@ static int ssc_gc_one(struct ssc_engine *e)
 	}
 	seg = victim;
 	s = &e->segs[seg];
-	s->state = SEG_GC;
+	WRITE_ONCE(s->state, SEG_GC);
 	e->st.gc_runs++;
 	mutex_unlock(&e->lock);
+	/* pairs with ssc_get(): a pin taken before this is seen below */
+	smp_mb();
 
 	/* in-place writes and reservations into the victim finish first */
 	wait_event(e->inflight_wq, !atomic_read(&s->inflight));
@@ -1825,11 +1853,11 @@ static int ssc_gc_one(struct ssc_engine *e)
 			r = ssc_log_room(e, 1);
 			if (r)
 				break;
-			if (!ssc_smap_lookup(e->map, ob, &val) || val_slot(val) != base + i)
+			if (!ssc_map_lookup(e->map, ob, &val) || val_slot(val) != base + i)
 				continue;
 			if (!val_dirty(val)) {
 				/* silent eviction */
-				ssc_smap_remove(e->map, ob, NULL, GFP_NOWAIT);
+				ssc_map_remove(e->map, ob, NULL, GFP_NOWAIT);
 				ssc_unaccount(e, val);
 				ssc_log_append(e, SSC_REC_REMOVE, ob, 0, 0);
 				e->st.gc_evicted++;
@@ -1844,7 +1872,7 @@ static int ssc_gc_one(struct ssc_engine *e)
 			u32 slot;
 
 			mutex_lock(&e->lock);
-			if (!ssc_smap_lookup(e->map, ob, &val) ||
+			if (!ssc_map_lookup(e->map, ob, &val) ||
 			    slot_seg(e, val_slot(val)) != seg) {
 				mutex_unlock(&e->lock);
 				continue;
@@ -1952,7 +1980,7 @@ static int ssc_load_entry(struct ssc_engine *e, u64 ob, u32 slot, bool dirty)
 {
 	if (slot >= e->nr_slots || ob >= (1ULL << e->key_bits))
 		return -EUCLEAN;
-	return ssc_smap_insert(e->map, ob, mkval(slot, dirty), GFP_KERNEL);
+	return ssc_map_insert(e->map, ob, mkval(slot, dirty), GFP_KERNEL);
 }
 
 static int ssc_load_ckpt(struct ssc_engine *e, int which,
@@ -2022,11 +2050,11 @@ static int ssc_replay_rec(struct ssc_engine *e, const struct ssc_log_rec *rec,
 	case SSC_REC_INSERT:
 		return ssc_load_entry(e, ob, slot, rec->flags & SSC_ENT_DIRTY);
 	case SSC_REC_REMOVE:
-		ssc_smap_remove(e->map, ob, NULL, GFP_KERNEL);
+		ssc_map_remove(e->map, ob, NULL, GFP_KERNEL);
 		return 0;
 	case SSC_REC_CLEAN:
-		if (ssc_smap_lookup(e->map, ob, &val))
-			return ssc_smap_insert(e->map, ob, mkval(val_slot(val), false),
+		if (ssc_map_lookup(e->map, ob, &val))
+			return ssc_map_insert(e->map, ob, mkval(val_slot(val), false),
 					       GFP_KERNEL);
 		return 0;
 	case SSC_REC_OPEN:
@@ -2141,7 +2169,7 @@ static int ssc_verify_map(struct ssc_engine *e, const char **err)
 		*err = "Out of memory loading the cache";
 		return -ENOMEM;
 	}
-	ssc_smap_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_verify_visit, &c);
+	ssc_map_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_verify_visit, &c);
 	kvfree(c.seen);
 	if (c.dup) {
 		*err = "Cache metadata maps two blocks to one slot";
@@ -2161,10 +2189,10 @@ static int ssc_verify_map(struct ssc_engine *e, const char **err)
 		return -ENOMEM;
 	}
 	c.nr_beyond = 0;
-	ssc_smap_visit_range(e->map, e->geo.origin_blocks, 1ULL << e->key_bits,
-			     ssc_beyond_visit, &c);
+	ssc_map_visit_range(e->map, e->geo.origin_blocks, 1ULL << e->key_bits,
+			    ssc_beyond_visit, &c);
 	for (i = 0; i < c.nr_beyond; i++)
-		ssc_smap_remove(e->map, c.beyond[i], NULL, GFP_KERNEL);
+		ssc_map_remove(e->map, c.beyond[i], NULL, GFP_KERNEL);
 	pr_info("dm-ssc: dropped %llu clean blocks past the end of the origin\n",
 		c.nr_beyond);
 	kvfree(c.beyond);
@@ -2241,7 +2269,7 @@ static int ssc_rebuild_summaries(struct ssc_engine *e, const unsigned long *susp
 		if (!n)
 			break;
 		memset(c.buf, 0, n * sum_bytes);
-		ssc_smap_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_resum_visit, &c);
+		ssc_map_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_resum_visit, &c);
 		e->recover_walks++;
 		for (i = 0; i < n; i++) {
 			idx[segs[i]] = U32_MAX;
@@ -2296,16 +2324,16 @@ int ssc_engine_load(struct ssc_engine *e, bool want_dirty_table, const char **er
 	}
 
 	/* a failed load may be retried by the next resume: start empty */
-	if (ssc_smap_count(e->map)) {
+	if (ssc_map_count(e->map)) {
 		unsigned int val_bits = fls64(e->nr_slots) + 1;
-		struct ssc_smap *m = ssc_smap_create(e->key_bits, val_bits, GFP_KERNEL);
+		struct ssc_map *m = ssc_map_create(e->key_bits, val_bits, e->nr_slots,
+						   SSC_MAP_SHARDS, GFP_KERNEL);
 
-		if (!m || ssc_smap_presize(m, e->nr_slots, GFP_KERNEL)) {
-			ssc_smap_destroy(m);
+		if (!m) {
 			*err = "Out of memory loading the cache";
 			return -ENOMEM;
 		}
-		ssc_smap_destroy(e->map);
+		ssc_map_destroy(e->map);
 		e->map = m;
 	}
 	memset(e->segs, 0, e->nr_segs * sizeof(*e->segs));
@@ -2375,7 +2403,7 @@ int ssc_engine_load(struct ssc_engine *e, bool want_dirty_table, const char **er
 	mutex_lock(&e->commit_lock);
 	mutex_lock(&e->lock);
 	e->nr_dirty = 0;
-	ssc_smap_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_count_visit, e);
+	ssc_map_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_count_visit, e);
 	e->free_segs = 0;
 	for (seg = 0; seg < e->nr_segs; seg++) {
 		struct ssc_seg *s = &e->segs[seg];
@@ -2450,7 +2478,7 @@ void ssc_engine_get_stats(struct ssc_engine *e, struct ssc_engine_stats *st)
 {
 	mutex_lock(&e->lock);
 	*st = e->st;
-	st->cached = ssc_smap_count(e->map);
+	st->cached = ssc_map_count(e->map);
 	st->dirty = e->nr_dirty;
 	st->nr_slots = e->nr_slots;
 	st->free_segs = e->free_segs;
@@ -2458,7 +2486,7 @@ void ssc_engine_get_stats(struct ssc_engine *e, struct ssc_engine_stats *st)
 	st->meta_sectors = atomic64_read(&e->meta_sectors);
 	st->log_used = e->log_head;
 	st->log_blocks = e->log_blocks;
-	st->ram_bytes = ssc_smap_bytes(e->map) + (size_t)e->nr_segs * sizeof(*e->segs) +
+	st->ram_bytes = ssc_map_bytes(e->map) + (size_t)e->nr_segs * sizeof(*e->segs) +
 		(e->dring ? e->dring_size * sizeof(u64) +
 		 BITS_TO_LONGS(e->nr_slots) * sizeof(long) : 0);
 	st->error = e->error;

@@ -38,6 +38,14 @@
  * bytes), so an array wastes less than 8 bytes. Tables of the minimum size
  * keep their per-group arrays inside struct ssc_smap, so an empty map is a
  * single allocation. Every byte allocated is counted in @bytes.
+ *
+ * Concurrency
+ * -----------
+ * Writers are serialized by the caller. With a lock set by
+ * ssc_smap_set_lock(), lookups may run concurrently under that lock: each
+ * change is prepared (memory allocated, the new table built) without it,
+ * made visible under it, and what it replaced is freed after it, so the
+ * lock is held only for a few memory moves and never across an allocation.
  */
 
 #include <linux/bitops.h>
@@ -48,6 +56,7 @@
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 #include <asm/byteorder.h>
@@ -88,6 +97,7 @@ struct ssc_smap {
 	size_t bytes;
 	u32 min_buckets;	/* never shrink below (presized) */
 	u64 rehashes;		/* table generations after the first */
+	spinlock_t *lock;	/* taken around changes; see ssc_smap_set_lock() */
 	u64 hmask;		/* 2^hb - 1 */
 	u64 inv1;		/* inverses of SSC_MIX1/2 mod 2^64 */
 	u64 inv2;
@@ -168,6 +178,22 @@ static inline bool ssc_fail_alloc(void)
 static inline u64 ssc_mask(unsigned int bits)
 {
 	return bits >= 64 ? ~0ULL : (1ULL << bits) - 1;
+}
+
+/*
+ * A change that a lookup could see is made under m->lock, if there is one;
+ * the memory it needs is allocated before and freed after.
+ */
+static inline void ssc_wlock(struct ssc_smap *m)
+{
+	if (m->lock)
+		spin_lock(m->lock);
+}
+
+static inline void ssc_wunlock(struct ssc_smap *m)
+{
+	if (m->lock)
+		spin_unlock(m->lock);
 }
 
 /* inverse of an odd number mod 2^64, by Newton's iteration */
@@ -551,7 +577,7 @@ static int ssc_layout(struct ssc_tab *nt, const u8 *cnt, u8 *off)
  */
 static int ssc_rehash(struct ssc_smap *m, u32 nbuckets, gfp_t gfp)
 {
-	struct ssc_tab *ot = &m->t, nt;
+	struct ssc_tab *ot = &m->t, nt, old;
 	struct ssc_cursor c;
 	size_t new_bytes;
 	u8 *cnt, *off;
@@ -615,9 +641,12 @@ static int ssc_rehash(struct ssc_smap *m, u32 nbuckets, gfp_t gfp)
 						    ssc_e_val(m, ot, e)));
 	}
 
-	m->bytes -= ssc_tab_free(m, ot);
-	m->bytes += new_bytes;
+	old = *ot;
+	ssc_wlock(m);
 	m->t = nt;
+	ssc_wunlock(m);
+	m->bytes -= ssc_tab_free(m, &old);
+	m->bytes += new_bytes;
 	m->rehashes++;
 	kvfree(cnt);
 	return 0;
@@ -712,6 +741,11 @@ int ssc_smap_presize(struct ssc_smap *m, u64 entries, gfp_t gfp)
 	return 0;
 }
 
+void ssc_smap_set_lock(struct ssc_smap *m, spinlock_t *lock)
+{
+	m->lock = lock;
+}
+
 u64 ssc_smap_rehashes(const struct ssc_smap *m)
 {
 	return m->rehashes;
@@ -733,9 +767,9 @@ void ssc_smap_destroy(struct ssc_smap *m)
 static int ssc_try_insert(struct ssc_smap *m, u32 home, u64 rem, u64 val, gfp_t gfp)
 {
 	struct ssc_tab *t = &m->t;
-	unsigned int dist = 0, b, slot, n, cls;
+	unsigned int dist = 0, b, slot, n, cls, old_cls = 0;
 	u32 pos = home, p, g;
-	void *arr = NULL;
+	void *arr = NULL, *old_arr = NULL;
 	u64 carry;
 
 	/* find where the key goes: the first bucket holding a richer entry */
@@ -764,6 +798,7 @@ static int ssc_try_insert(struct ssc_smap *m, u32 home, u64 rem, u64 val, gfp_t 
 	}
 
 	/* no failure from here on */
+	ssc_wlock(m);
 	carry = ssc_e_pack(t, dist, rem, val);
 	for (; p != pos; p = ssc_next(t, p)) {
 		u64 e = ssc_ent_get_pos(t, p);
@@ -779,13 +814,10 @@ static int ssc_try_insert(struct ssc_smap *m, u32 home, u64 rem, u64 val, gfp_t 
 		for (i = 0; i < n; i++)
 			ssc_put_bits(a, (i + (i >= slot)) * t->ebits, t->ebits,
 				     ssc_ent_get(t, g, i));
-		if (t->grp[g]) {
-			ssc_arr_free(t->grp[g], t->cls[g]);
-			m->bytes -= ssc_class_size(t->cls[g]);
-		}
+		old_arr = t->grp[g];
+		old_cls = t->cls[g];
 		t->grp[g] = arr;
 		t->cls[g] = cls;
-		m->bytes += ssc_class_size(cls);
 	} else {
 		unsigned int i;
 
@@ -794,6 +826,14 @@ static int ssc_try_insert(struct ssc_smap *m, u32 home, u64 rem, u64 val, gfp_t 
 	}
 	ssc_ent_put(t, g, slot, carry);
 	t->bitmap[g] |= BIT(b);
+	ssc_wunlock(m);
+	if (arr) {
+		if (old_arr) {
+			ssc_arr_free(old_arr, old_cls);
+			m->bytes -= ssc_class_size(old_cls);
+		}
+		m->bytes += ssc_class_size(cls);
+	}
 	m->count++;
 	return 0;
 }
@@ -808,7 +848,9 @@ int ssc_smap_insert(struct ssc_smap *m, u64 key, u64 val, gfp_t gfp)
 		return -EINVAL;
 	ssc_hash(m, key, &home, &rem);
 	if (ssc_find(m, home, rem, &pos, &e)) {
+		ssc_wlock(m);
 		ssc_ent_put_pos(&m->t, pos, ssc_e_pack(&m->t, ssc_e_d(e), rem, val));
+		ssc_wunlock(m);
 		return 0;
 	}
 	for (;;) {
@@ -850,64 +892,83 @@ bool ssc_smap_lookup(const struct ssc_smap *m, u64 key, u64 *val)
 	return true;
 }
 
-/* drop bucket @pos from its group, giving memory back if possible */
-static void ssc_clear_bucket(struct ssc_smap *m, u32 pos, gfp_t gfp)
+/*
+ * Drop bucket @pos from its group, into @arr if given (a smaller array for
+ * the entries left) or compacting in place. Called under the lock; returns
+ * the array to free after it, whose class is in @old_cls.
+ */
+static void *ssc_clear_bucket(struct ssc_smap *m, u32 pos, u8 *arr,
+			      unsigned int cls, unsigned int *old_cls)
 {
 	struct ssc_tab *t = &m->t;
 	u32 g = pos / SSC_GROUP;
 	unsigned int b = pos % SSC_GROUP, slot = ssc_slot(t->bitmap[g], b);
-	unsigned int n = hweight32(t->bitmap[g]), i, cls;
-	u8 *arr;
+	unsigned int n = hweight32(t->bitmap[g]), i;
+	void *old = t->grp[g];
 
+	*old_cls = t->cls[g];
 	t->bitmap[g] &= ~BIT(b);
 	if (n == 1) {
-		ssc_arr_free(t->grp[g], t->cls[g]);
-		m->bytes -= ssc_class_size(t->cls[g]);
 		t->grp[g] = NULL;
 		t->cls[g] = 0;
-		return;
+		return old;
 	}
-	cls = ssc_class(t, n - 1);
-	arr = cls < t->cls[g] ? ssc_arr_alloc(cls, gfp | __GFP_NOWARN) : NULL;
 	if (!arr) {
-		/* compact in place */
 		for (i = slot; i < n - 1; i++)
 			ssc_ent_put(t, g, i, ssc_ent_get(t, g, i + 1));
-		return;
+		return NULL;
 	}
 	for (i = 0; i < n; i++)
 		if (i != slot)
 			ssc_put_bits(arr, (i - (i > slot)) * t->ebits, t->ebits,
 				     ssc_ent_get(t, g, i));
-	ssc_arr_free(t->grp[g], t->cls[g]);
-	m->bytes -= ssc_class_size(t->cls[g]);
 	t->grp[g] = arr;
 	t->cls[g] = cls;
-	m->bytes += ssc_class_size(cls);
+	return old;
 }
 
 bool ssc_smap_remove(struct ssc_smap *m, u64 key, u64 *old_val, gfp_t gfp)
 {
 	struct ssc_tab *t = &m->t;
-	u32 pos, next;
+	unsigned int n, cls = 0, old_cls;
+	u32 pos, next, last, g;
+	u8 *arr = NULL;
+	void *old;
 	u64 e;
 
 	if (!ssc_locate(m, key, &pos, &e))
 		return false;
 	if (old_val)
 		*old_val = ssc_e_val(m, t, e);
-	/* backward shift: pull the following displaced entries one closer */
-	for (;;) {
-		next = ssc_next(t, pos);
-		if (!ssc_occupied(t, next))
+	/* the bucket that ends up empty: the last of the displaced run */
+	for (last = pos; ; last = next) {
+		next = ssc_next(t, last);
+		if (!ssc_occupied(t, next) || !ssc_e_d(ssc_ent_get_pos(t, next)))
 			break;
-		e = ssc_ent_get_pos(t, next);
-		if (!ssc_e_d(e))
-			break;
-		ssc_ent_put_pos(t, pos, e - 1);
-		pos = next;
 	}
-	ssc_clear_bucket(m, pos, gfp);
+	/* give memory back if a smaller array can be had; else compact */
+	g = last / SSC_GROUP;
+	n = hweight32(t->bitmap[g]);
+	if (n > 1) {
+		cls = ssc_class(t, n - 1);
+		if (cls < t->cls[g])
+			arr = ssc_arr_alloc(cls, gfp | __GFP_NOWARN);
+	}
+
+	ssc_wlock(m);
+	/* backward shift: pull the following displaced entries one closer */
+	for (; pos != last; pos = next) {
+		next = ssc_next(t, pos);
+		ssc_ent_put_pos(t, pos, ssc_ent_get_pos(t, next) - 1);
+	}
+	old = ssc_clear_bucket(m, pos, arr, cls, &old_cls);
+	ssc_wunlock(m);
+	if (old) {
+		ssc_arr_free(old, old_cls);
+		m->bytes -= ssc_class_size(old_cls);
+	}
+	if (arr)
+		m->bytes += ssc_class_size(cls);
 	m->count--;
 	ssc_maybe_shrink(m, gfp);
 	return true;

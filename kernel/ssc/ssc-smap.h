@@ -6,13 +6,15 @@
  * grouped 32 at a time; each group stores only its occupied entries, packed
  * bit by bit. See ssc-smap.c for the layout.
  *
- * The map does no locking: the caller serializes all calls on one map.
+ * The caller serializes all calls that change a map. Lookups may run
+ * concurrently with them under a spinlock given by ssc_smap_set_lock().
  */
 #ifndef SSC_SMAP_H
 #define SSC_SMAP_H
 
 #include <linux/types.h>
 #include <linux/gfp.h>
+#include <linux/spinlock_types.h>
 
 struct ssc_smap;
 
@@ -61,6 +63,20 @@ struct ssc_smap *ssc_smap_create(unsigned int key_bits, unsigned int val_bits,
  * Return: 0, or -ENOMEM with the map unchanged.
  */
 int ssc_smap_presize(struct ssc_smap *m, u64 entries, gfp_t gfp);
+
+/**
+ * ssc_smap_set_lock() - let lookups run concurrently with changes
+ * @m: the map
+ * @lock: a spinlock, or NULL
+ *
+ * Every call that changes @m then takes @lock only around the moment its
+ * change becomes visible; allocations and frees happen outside it, with
+ * the gfp flags the call was given. ssc_smap_lookup() from other threads
+ * must hold @lock. Calls that change the map must still be serialized by
+ * the caller, and may look the map up without @lock; so may
+ * ssc_smap_visit_range(), ssc_smap_count() and ssc_smap_bytes().
+ */
+void ssc_smap_set_lock(struct ssc_smap *m, spinlock_t *lock);
 
 /**
  * ssc_smap_rehashes() - table rebuilds since the map was created or presized
