@@ -514,7 +514,7 @@ static void ssc_engine_test_checkpoint(struct kunit *test)
 {
 	struct ssc_ram *d = ssc_test_ram(test);
 	struct ssc_engine *e = ssc_test_open(test, d);
-	unsigned long bitmap[BITS_TO_LONGS(64)];
+	unsigned long bitmap[BITS_TO_LONGS(64)], *big;
 	u64 ob, n = 600;
 
 	for (ob = 0; ob < n; ob++)
@@ -534,6 +534,16 @@ static void ssc_engine_test_checkpoint(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 4U, bitmap_weight(bitmap, 64));
 	KUNIT_EXPECT_TRUE(test, test_bit(21, bitmap) && test_bit(63, bitmap));
 	KUNIT_EXPECT_FALSE(test, test_bit(7, bitmap));
+	/* a range far bigger than the cache is walked shard by shard */
+	big = kunit_kzalloc(test, BITS_TO_LONGS(n * 7 + 64 * e->nr_slots) * sizeof(long),
+			    GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, big);
+	KUNIT_ASSERT_GT(test, 5 * e->nr_slots, n * 7);
+	ssc_exists(e, 0, 5 * e->nr_slots, big);
+	KUNIT_EXPECT_EQ(test, (unsigned int)DIV_ROUND_UP(n, 3),
+			bitmap_weight(big, 5 * e->nr_slots));
+	for (ob = 0; ob < n; ob++)
+		KUNIT_EXPECT_EQ(test, ob % 3 == 0, test_bit(ob * 7, big));
 	ssc_engine_destroy(e);
 }
 

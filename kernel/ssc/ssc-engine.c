@@ -136,6 +136,9 @@ struct ssc_engine {
 	u64 seg_seq;
 	u64 user_seq;
 	struct ssc_sum *sum;
+	/* a sealed segment whose summary its sealer writes after e->lock */
+	u32 seal_seg;
+	struct ssc_sum *seal_sum;
 
 	/* operation log */
 	struct ssc_log_rec *pending;
@@ -277,6 +280,21 @@ static void ssc_fill_loc(const struct ssc_engine *e, u32 slot, struct ssc_loc *l
 /* ---------------------------------------------------------------------
  * Layout
  */
+
+static void ssc_prep_summary(struct ssc_engine *e, u32 seg, struct ssc_sum *sum)
+{
+	sum->magic = cpu_to_le32(SSC_SUM_MAGIC);
+	sum->seg = cpu_to_le32(seg);
+	sum->nr = cpu_to_le32(e->slots_per_seg);
+	ssc_seal_crc(sum, e->summary_sectors << SECTOR_SHIFT);
+}
+
+/* Write a summary made ready by ssc_prep_summary(); it is not changed. */
+static int ssc_put_summary(struct ssc_engine *e, u32 seg, const struct ssc_sum *sum)
+{
+	return ssc_meta_rw(e, REQ_OP_WRITE | REQ_SYNC, seg_summary_sector(e, seg),
+			   (void *)sum, e->summary_sectors << SECTOR_SHIFT);
+}
 
 static u32 ssc_summary_sectors(u32 slots)
 {
@@ -567,6 +585,7 @@ struct ssc_engine *ssc_engine_create(const struct ssc_geometry *geo,
 	init_waitqueue_head(&e->space_wq);
 	init_waitqueue_head(&e->inflight_wq);
 	e->open_seg = U32_MAX;
+	e->seal_seg = U32_MAX;
 
 	if (format) {
 		r = ssc_compute_layout(&e->geo, &e->sb);
@@ -627,6 +646,7 @@ layout_known:
 	}
 	e->segs = kvcalloc(e->nr_segs, sizeof(*e->segs), GFP_KERNEL);
 	e->sum = kvzalloc(e->summary_sectors << SECTOR_SHIFT, GFP_KERNEL);
+	e->seal_sum = kvzalloc(e->summary_sectors << SECTOR_SHIFT, GFP_KERNEL);
 	e->gc_sum = kvzalloc(e->summary_sectors << SECTOR_SHIFT, GFP_KERNEL);
 	e->gc_copy = kvcalloc(e->slots_per_seg, sizeof(u64), GFP_KERNEL);
 	e->gc_data = kvmalloc(geo->block_sectors << SECTOR_SHIFT, GFP_KERNEL);
@@ -635,7 +655,7 @@ layout_known:
 	e->log_buf = kvmalloc(DIV_ROUND_UP(e->max_pending, e->log_per_block) * e->lbs,
 			      GFP_KERNEL);
 	e->ckpt_buf = kvmalloc(SSC_CKPT_BUF_BLOCKS * SSC_MBLOCK_SIZE, GFP_KERNEL);
-	if (!e->segs || !e->sum || !e->gc_sum || !e->gc_copy || !e->gc_data ||
+	if (!e->segs || !e->sum || !e->seal_sum || !e->gc_sum || !e->gc_copy || !e->gc_data ||
 	    !e->pending || !e->log_buf || !e->ckpt_buf)
 		goto bad;
 
@@ -660,6 +680,7 @@ void ssc_engine_destroy(struct ssc_engine *e)
 	ssc_map_destroy(e->map);
 	kvfree(e->segs);
 	kvfree(e->sum);
+	kvfree(e->seal_sum);
 	kvfree(e->gc_sum);
 	kvfree(e->gc_copy);
 	kvfree(e->gc_data);
@@ -1093,6 +1114,16 @@ static int __ssc_checkpoint(struct ssc_engine *e)
 	r = ssc_origin_flush(e, false);
 	if (r)
 		return r;
+	/*
+	 * A sealed segment whose summary is still on its way is not suspect
+	 * to the recovery of this checkpoint: write the summary too (the same
+	 * bytes as its sealer's write, made before it dropped the lock).
+	 */
+	if (e->seal_seg != U32_MAX) {
+		r = ssc_put_summary(e, e->seal_seg, e->seal_sum);
+		if (r)
+			goto fail;
+	}
 
 	ssc_map_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_ckpt_visit, &c);
 	r = c.r;
@@ -1330,18 +1361,35 @@ static int ssc_exists_visit(void *ctx, u64 key, u64 val)
  * @count: number of blocks
  * @bitmap: @count bits, set for each block that is cached and dirty
  *
- * Answered from RAM, without reading the device.
+ * Answered from RAM, without reading the device, and without holding a
+ * lock the I/O path needs for long: a range no bigger than a few times the
+ * cache is looked up block by block under the shards' locks; a bigger one
+ * is walked shard by shard, under e->lock for one shard at a time.
  *
  * Return: 0.
  */
 int ssc_exists(struct ssc_engine *e, u64 lo, u64 count, unsigned long *bitmap)
 {
 	struct ssc_exists_ctx c = { .lo = lo, .bitmap = bitmap };
+	unsigned int i;
+	u64 n;
 
 	bitmap_zero(bitmap, count);
-	mutex_lock(&e->lock);
-	ssc_map_visit_range(e->map, lo, lo + count, ssc_exists_visit, &c);
-	mutex_unlock(&e->lock);
+	if (count <= 4 * e->nr_slots) {
+		for (n = 0; n < count; n++) {
+			if (ssc_peek(e, lo + n) == SSC_DIRTY)
+				__set_bit(n, bitmap);
+			if (!(n % 4096))
+				cond_resched();
+		}
+		return 0;
+	}
+	for (i = 0; i < ssc_map_nr_shards(e->map); i++) {
+		mutex_lock(&e->lock);
+		ssc_map_visit_shard(e->map, i, lo, lo + count, ssc_exists_visit, &c);
+		mutex_unlock(&e->lock);
+		cond_resched();
+	}
 	return 0;
 }
 
@@ -1351,28 +1399,52 @@ int ssc_exists(struct ssc_engine *e, u64 lo, u64 count, unsigned long *bitmap)
 
 static int ssc_write_summary(struct ssc_engine *e, u32 seg, struct ssc_sum *sum)
 {
-	sum->magic = cpu_to_le32(SSC_SUM_MAGIC);
-	sum->seg = cpu_to_le32(seg);
-	sum->nr = cpu_to_le32(e->slots_per_seg);
-	ssc_seal_crc(sum, e->summary_sectors << SECTOR_SHIFT);
-	return ssc_meta_rw(e, REQ_OP_WRITE | REQ_SYNC, seg_summary_sector(e, seg),
-			   sum, e->summary_sectors << SECTOR_SHIFT);
+	ssc_prep_summary(e, seg, sum);
+	return ssc_put_summary(e, seg, sum);
 }
 
-/* Seal the open segment: its summary goes to flash. Called under e->lock. */
-static int ssc_seal_open(struct ssc_engine *e)
+/*
+ * The open segment is full: seal it. Called under e->lock. Its summary is
+ * written by the caller after it drops the lock (ssc_seal_finish(); return
+ * true) unless another summary is still being written, then here. Until
+ * then the segment stays SEG_OPEN: GC does not pick it.
+ */
+static int ssc_seal_open(struct ssc_engine *e, bool *later)
 {
 	u32 seg = e->open_seg;
 	int r;
 
-	r = ssc_write_summary(e, seg, e->sum);
+	e->open_seg = U32_MAX;
+	ssc_prep_summary(e, seg, e->sum);
+	if (e->seal_seg == U32_MAX) {
+		swap(e->sum, e->seal_sum);
+		e->seal_seg = seg;
+		*later = true;
+		return 0;
+	}
+	r = ssc_put_summary(e, seg, e->sum);
 	if (r) {
 		ssc_set_error(e, r);
 		return r;
 	}
 	e->segs[seg].state = SEG_SEALED;
-	e->open_seg = U32_MAX;
 	return 0;
+}
+
+/* Write the summary ssc_seal_open() left for after the lock. */
+static void ssc_seal_finish(struct ssc_engine *e)
+{
+	u32 seg = READ_ONCE(e->seal_seg);	/* only this thread clears it */
+	int r;
+
+	r = ssc_put_summary(e, seg, e->seal_sum);
+	mutex_lock(&e->lock);
+	if (r)
+		ssc_set_error(e, r);
+	else
+		e->segs[seg].state = SEG_SEALED;
+	e->seal_seg = U32_MAX;
+	mutex_unlock(&e->lock);
 }
 
 /* Open a free segment. Called under e->lock with log room for 1 record. */
@@ -1404,8 +1476,9 @@ static int ssc_open_seg(struct ssc_engine *e, bool gc)
 	return 0;
 }
 
+/* Called under e->lock; if *@seal is set, call ssc_seal_finish() after it. */
 static int __ssc_reserve(struct ssc_engine *e, u64 oblock, bool gc,
-			 struct ssc_loc *loc)
+			 struct ssc_loc *loc, bool *seal)
 {
 	u32 slot;
 	int r;
@@ -1425,7 +1498,7 @@ static int __ssc_reserve(struct ssc_engine *e, u64 oblock, bool gc,
 	ssc_fill_loc(e, slot, loc);
 	atomic_inc(&e->segs[loc->seg].inflight);
 	if (e->open_next == e->slots_per_seg) {
-		r = ssc_seal_open(e);
+		r = ssc_seal_open(e, seal);
 		if (r) {
 			ssc_put(e, loc);
 			return r;
@@ -1450,11 +1523,12 @@ static int __ssc_reserve(struct ssc_engine *e, u64 oblock, bool gc,
 int ssc_reserve(struct ssc_engine *e, u64 oblock, bool wait, struct ssc_loc *loc)
 {
 	u64 ns = 0, refused = 0;
+	bool seal = false;
 	int r;
 
 	for (;;) {
 		mutex_lock(&e->lock);
-		r = __ssc_reserve(e, oblock, false, loc);
+		r = __ssc_reserve(e, oblock, false, loc, &seal);
 		/* a space shortage lasts from the first refusal to the next success */
 		if (r == -ENOSPC) {
 			if (!e->stall_start)
@@ -1467,6 +1541,8 @@ int ssc_reserve(struct ssc_engine *e, u64 oblock, bool wait, struct ssc_loc *loc
 			e->stall_refused = 0;
 		}
 		mutex_unlock(&e->lock);
+		if (seal)
+			ssc_seal_finish(e);
 		if (r != -ENOSPC || !wait)
 			break;
 		if (e->ops->kick_gc)
@@ -1747,6 +1823,7 @@ static int ssc_gc_copy(struct ssc_engine *e, u64 oblock, u32 old_slot)
 {
 	size_t len = e->geo.block_sectors << SECTOR_SHIFT;
 	struct ssc_loc nloc;
+	bool seal = false;
 	u64 val;
 	int r;
 
@@ -1754,8 +1831,10 @@ static int ssc_gc_copy(struct ssc_engine *e, u64 oblock, u32 old_slot)
 	if (r)
 		return r;
 	mutex_lock(&e->lock);
-	r = __ssc_reserve(e, oblock, true, &nloc);
+	r = __ssc_reserve(e, oblock, true, &nloc, &seal);
 	mutex_unlock(&e->lock);
+	if (seal)
+		ssc_seal_finish(e);
 	if (r)
 		return r;
 	r = e->ops->rw(e->priv, REQ_OP_WRITE, nloc.sector, e->gc_data, len);

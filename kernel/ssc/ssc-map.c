@@ -216,8 +216,7 @@ static int ssc_map_visit_one(void *ctx, u64 skey, u64 val)
 int ssc_map_visit_range(const struct ssc_map *map, u64 lo, u64 hi,
 			int (*fn)(void *ctx, u64 key, u64 val), void *ctx)
 {
-	struct ssc_map_visit v = { .map = map, .fn = fn, .ctx = ctx };
-	unsigned int kb = ssc_map_skey_bits(map), i;
+	unsigned int i;
 	u64 key, val;
 	int r;
 
@@ -235,16 +234,38 @@ int ssc_map_visit_range(const struct ssc_map *map, u64 lo, u64 hi,
 		}
 		return 0;
 	}
-	v.lo = lo;
-	v.hi = hi;
-	for (i = 0; i < (1U << map->shard_bits); i++) {
-		v.top = (u64)i << kb;
-		r = ssc_smap_visit_range(map->shards[i].m, 0, 1ULL << kb,
-					 ssc_map_visit_one, &v);
+	for (i = 0; i < ssc_map_nr_shards(map); i++) {
+		r = ssc_map_visit_shard(map, i, lo, hi, fn, ctx);
 		if (r)
 			return r;
 	}
 	return 0;
+}
+
+/**
+ * ssc_map_visit_shard() - visit the entries of one shard whose keys are in
+ *	[@lo, @hi), in no particular order
+ * @map: the map
+ * @i: the shard, below ssc_map_nr_shards()
+ * @lo: first key
+ * @hi: end of the range (exclusive)
+ * @fn: as for ssc_map_visit_range()
+ * @ctx: passed to @fn
+ *
+ * Serialized with changes by the caller: a walk of the whole map may drop
+ * its lock between shards.
+ *
+ * Return: 0, or the first non-zero value returned by @fn.
+ */
+int ssc_map_visit_shard(const struct ssc_map *map, unsigned int i, u64 lo, u64 hi,
+			int (*fn)(void *ctx, u64 key, u64 val), void *ctx)
+{
+	struct ssc_map_visit v = { .map = map, .fn = fn, .ctx = ctx, .lo = lo, .hi = hi };
+	unsigned int kb = ssc_map_skey_bits(map);
+
+	v.top = (u64)i << kb;
+	return ssc_smap_visit_range(map->shards[i].m, 0, 1ULL << kb,
+				    ssc_map_visit_one, &v);
 }
 
 u64 ssc_map_count(const struct ssc_map *map)

@@ -43,9 +43,16 @@ int ssc_map_insert(struct ssc_map *map, u64 key, u64 val, gfp_t gfp);
 bool ssc_map_remove(struct ssc_map *map, u64 key, u64 *old_val, gfp_t gfp);
 int ssc_map_visit_range(const struct ssc_map *map, u64 lo, u64 hi,
 			int (*fn)(void *ctx, u64 key, u64 val), void *ctx);
+int ssc_map_visit_shard(const struct ssc_map *map, unsigned int i, u64 lo, u64 hi,
+			int (*fn)(void *ctx, u64 key, u64 val), void *ctx);
 u64 ssc_map_count(const struct ssc_map *map);
 size_t ssc_map_bytes(const struct ssc_map *map);
 u64 ssc_map_rehashes(const struct ssc_map *map);
+
+static inline unsigned int ssc_map_nr_shards(const struct ssc_map *map)
+{
+	return 1U << map->shard_bits;
+}
 
 /* Reader side: any context that may take a spinlock */
 struct ssc_map_shard *ssc_map_lock(struct ssc_map *map, u64 key, u64 *skey);
