@@ -11,6 +11,7 @@
 #   make bench-traces  replay the synthetic traces against dm-ssc, dm-cache, dm-writecache, bcache
 #   make bench-hashcache  every HashCache policy: I/Os per operation, RAM bits, ops/s
 #   make bench-flashvm  stock swap against each flashvm policy on the patched debug kernel
+#   make bench-locks   lock contentions of read hits, dm-ssc against dm-writecache (debug kernel)
 #   make vm-shell      a shell in the VM with the modules loaded (KFLAVOR=6.12|6.1|debug)
 #   make deps          install what all of the above needs (Debian packages)
 #   make install       install hcctl, its man page and bash completion (PREFIX=/usr/local)
@@ -39,7 +40,7 @@ MODCFG	+= CONFIG_FLASHVM=m
 MODDIRS	+= flashvm
 endif
 
-.PHONY: all modules user clean check check-full lint demo vm-shell deps bench bench-traces bench-hashcache bench-flashvm install
+.PHONY: all modules user clean check check-full lint demo vm-shell deps bench bench-traces bench-hashcache bench-flashvm bench-locks install
 
 all: modules user
 
@@ -83,12 +84,16 @@ bench-traces:
 
 bench:
 	scripts/bench.sh
+	scripts/bench-locks.sh
 
 bench-hashcache:
 	scripts/bench-hashcache.sh
 
 bench-flashvm:
 	scripts/bench-flashvm.sh
+
+bench-locks:
+	scripts/bench-locks.sh
 
 vm-shell:
 	scripts/vm.sh --kernel $(or $(KFLAVOR),6.12) --shell

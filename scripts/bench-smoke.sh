@@ -129,11 +129,24 @@ need(int(disc["stock discard=pages"][1]) > 0, "stock discard sent no request")
 need(int(disc["flashvm merged"][1]) > 0, "merged discard sent no request")'
 }
 
+# make bench-locks (the debug kernel's lock statistics): both targets a row, with read
+# hits and lock acquisitions counted (contentions may well be 0)
+sane_bench_locks() {
+	sane bench-locks "$1" '
+by = {r[0]: r for r in rows[1:]}
+for t in ("ssc_wt", "writecache"):
+    need(t in by, "no row for " + t)
+    r = by[t]
+    need(num(r[1]) > 0, t + ": no read hits")
+    need(r[2] != "-" and r[3] != "-", t + ": contentions not counted")
+    need(num(r[4]) > 0, t + ": no acquisitions of its locks (wrong lock classes?)")'
+}
+
 # --check NAME TABLE: only the sanity check of one table (the user stage feeds it
 # good and broken tables, so a check that cannot fail would show)
 if [ "${1:-}" = --check ]; then
 	case ${2:-} in
-	bench|bench-traces|bench-hashcache|bench-flashvm) "sane_${2//-/_}" "${3:?a table}" ;;
+	bench|bench-traces|bench-hashcache|bench-flashvm|bench-locks) "sane_${2//-/_}" "${3:?a table}" ;;
 	*) result fail "--check: no check for '${2:-}'" ;;
 	esac
 	echo "bench: $pass passed, $fail failed"
@@ -142,7 +155,8 @@ if [ "${1:-}" = --check ]; then
 fi
 
 # nothing of an earlier run may pass for this one's (a table, the plot)
-rm -rf "$SSC_OUT"/bench "$SSC_OUT"/bench-traces "$SSC_OUT"/bench-hashcache "$SSC_OUT"/bench-flashvm
+rm -rf "$SSC_OUT"/bench "$SSC_OUT"/bench-traces "$SSC_OUT"/bench-hashcache "$SSC_OUT"/bench-flashvm \
+	"$SSC_OUT"/bench-locks
 if run bench bench.sh BENCH_WS_MB=16 BENCH_RT=1 BENCH_RECOVERY_MB=24,32; then
 	sane_bench "$SSC_OUT/bench/results.md"
 fi
@@ -158,6 +172,9 @@ if run bench-hashcache bench-hashcache.sh HB_OBJECTS=1500 HB_LOOKUPS=1500; then
 fi
 if run bench-flashvm bench-flashvm.sh FB_MB=8 FB_LIMIT=4M; then
 	sane_bench_flashvm "$SSC_OUT/bench-flashvm/results.md"
+fi
+if run bench-locks bench-locks.sh BENCH_LOCK_MB=16 BENCH_LOCK_RT=2; then
+	sane_bench_locks "$SSC_OUT/bench-locks/results.md"
 fi
 
 echo "bench: $pass passed, $fail failed"

@@ -78,7 +78,7 @@ smoke_check() { # smoke_check NAME SED-EDIT: 0 iff the edited fixture passes the
 	return $r
 }
 smoke_fails() { ! smoke_check "$@" > /dev/null; }
-for n in bench bench-traces bench-hashcache bench-flashvm; do
+for n in bench bench-traces bench-hashcache bench-flashvm bench-locks; do
 	t "bench-smoke --check $n: the table of a real run is sane" smoke_check $n ''
 done
 t "bench-smoke --check bench: a missing target row fails" smoke_fails bench '/^| writecache /d'
@@ -91,6 +91,8 @@ t "bench-smoke --check bench-hashcache: no I/Os per hit fails" smoke_fails bench
 t "bench-smoke --check bench-flashvm: a missing workload fails" smoke_fails bench-flashvm '/^| all | stride /d'
 t "bench-smoke --check bench-flashvm: no major faults fails" smoke_fails bench-flashvm 's#^| stock | random | [0-9]* #| stock | random | 0 #'
 t "bench-smoke --check bench-flashvm: no discard requests fails" smoke_fails bench-flashvm 's#^| flashvm merged | [0-9]* #| flashvm merged | 0 #'
+t "bench-smoke --check bench-locks: a missing target row fails" smoke_fails bench-locks '/^| writecache /d'
+t "bench-smoke --check bench-locks: no lock acquisitions fails" smoke_fails bench-locks 's#^\(| ssc_wt | [0-9]* | [0-9]* | [0-9]* | \)[0-9.]* |#\10.00 |#'
 # one line per test case: "test_x (module.Class...) ... ok|FAIL|ERROR"
 out=$(cd "$SSC_TOP" && python3 -m unittest -v tests/user/test_*.py 2>&1)
 while read -r line; do

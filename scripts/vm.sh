@@ -60,7 +60,10 @@ kargs="console=ttyS0 panic=-1 oops=panic loglevel=5 rdinit=/init$env"
 # The debug kernel's modules carry their KUnit cases, which would run at every modprobe
 # of every suite (minutes under KASAN): a glob that matches no suite keeps them quiet,
 # and the kunit suite opens it (/sys/module/kunit/parameters/filter_glob) for its own load.
-if [ "$flavor" = debug ]; then kargs="$kargs kunit.filter_glob=ssc-kunit-on-demand-only"; fi
+# Lock statistics (CONFIG_LOCK_STAT) are collected only while bench-locks measures.
+if [ "$flavor" = debug ]; then
+	kargs="$kargs kunit.filter_glob=ssc-kunit-on-demand-only sysctl.kernel.lock_stat=0"
+fi
 
 if [ -n "$shell" ]; then
 	exec "${qemu[@]}" -serial mon:stdio -serial null -append "$kargs ssc.shell=1" "$@"
