@@ -81,6 +81,8 @@
 #define SSC_COMMIT_INTERVAL	HZ
 
 #define SSC_CELL_HASH_BITS	8
+/* Locks of the cell table: bucket b is under lock b % SSC_CELL_LOCKS */
+#define SSC_CELL_LOCKS		32
 #define SSC_CELL_POOL		64
 /* Bounce buffers kept for fills and writethrough writes under memory pressure */
 #define SSC_BOUNCE_POOL		4
@@ -216,7 +218,9 @@ struct ssc_c {
 	/* block-sized buffers the target owns, for data it copies to the cache */
 	mempool_t bounce_pool;
 	mempool_t cell_pool;
-	spinlock_t cell_lock;		/* protects cells[] */
+	struct {
+		spinlock_t lock;	/* the buckets of cells[] i mod SSC_CELL_LOCKS */
+	} ____cacheline_aligned_in_smp cell_locks[SSC_CELL_LOCKS];
 	struct hlist_head cells[1 << SSC_CELL_HASH_BITS];
 	wait_queue_head_t cell_wq;
 
@@ -350,6 +354,11 @@ static struct hlist_head *ssc_cell_bucket(struct ssc_c *sc, u64 oblock)
 	return &sc->cells[hash_64(oblock, SSC_CELL_HASH_BITS)];
 }
 
+static spinlock_t *ssc_cell_lock_of(struct ssc_c *sc, u64 oblock)
+{
+	return &sc->cell_locks[hash_64(oblock, SSC_CELL_HASH_BITS) % SSC_CELL_LOCKS].lock;
+}
+
 static struct ssc_cell *ssc_cell_find(struct ssc_c *sc, u64 oblock)
 {
 	struct ssc_cell *cell;
@@ -367,21 +376,22 @@ static struct ssc_cell *ssc_cell_find(struct ssc_c *sc, u64 oblock)
 static bool ssc_cell_insert(struct ssc_c *sc, u64 oblock, struct ssc_cell *new,
 			    struct bio *bio)
 {
+	spinlock_t *lock = ssc_cell_lock_of(sc, oblock);
 	struct ssc_cell *cell;
 	unsigned long flags;
 
-	spin_lock_irqsave(&sc->cell_lock, flags);
+	spin_lock_irqsave(lock, flags);
 	cell = ssc_cell_find(sc, oblock);
 	if (cell) {
 		if (bio)
 			bio_list_add(&cell->waiters, bio);
-		spin_unlock_irqrestore(&sc->cell_lock, flags);
+		spin_unlock_irqrestore(lock, flags);
 		return false;
 	}
 	new->oblock = oblock;
 	bio_list_init(&new->waiters);
 	hlist_add_head(&new->node, ssc_cell_bucket(sc, oblock));
-	spin_unlock_irqrestore(&sc->cell_lock, flags);
+	spin_unlock_irqrestore(lock, flags);
 	return true;
 }
 
@@ -434,14 +444,15 @@ static void ssc_defer(struct ssc_c *sc, struct bio *bio);
 
 static void ssc_cell_put(struct ssc_c *sc, struct ssc_cell *cell)
 {
+	spinlock_t *lock = ssc_cell_lock_of(sc, cell->oblock);
 	struct bio_list waiters;
 	struct bio *bio;
 	unsigned long flags;
 
-	spin_lock_irqsave(&sc->cell_lock, flags);
+	spin_lock_irqsave(lock, flags);
 	hlist_del(&cell->node);
 	waiters = cell->waiters;
-	spin_unlock_irqrestore(&sc->cell_lock, flags);
+	spin_unlock_irqrestore(lock, flags);
 	if (cell->pooled)
 		mempool_free(cell, &sc->cell_pool);
 
@@ -464,26 +475,28 @@ static struct ssc_cell *ssc_cell_lock(struct ssc_c *sc, u64 oblock)
 /* Is the cell of a block held? (A hint: it may be released at once.) */
 static bool ssc_cell_held(struct ssc_c *sc, u64 oblock)
 {
+	spinlock_t *lock = ssc_cell_lock_of(sc, oblock);
 	unsigned long flags;
 	bool held;
 
-	spin_lock_irqsave(&sc->cell_lock, flags);
+	spin_lock_irqsave(lock, flags);
 	held = !!ssc_cell_find(sc, oblock);
-	spin_unlock_irqrestore(&sc->cell_lock, flags);
+	spin_unlock_irqrestore(lock, flags);
 	return held;
 }
 
 /* Hand a held cell, with the bios waiting on it, over to @new. */
 static void ssc_cell_move(struct ssc_c *sc, struct ssc_cell *old, struct ssc_cell *new)
 {
+	spinlock_t *lock = ssc_cell_lock_of(sc, old->oblock);
 	unsigned long flags;
 
-	spin_lock_irqsave(&sc->cell_lock, flags);
+	spin_lock_irqsave(lock, flags);
 	new->oblock = old->oblock;
 	new->waiters = old->waiters;
 	hlist_add_before(&new->node, &old->node);
 	hlist_del(&old->node);
-	spin_unlock_irqrestore(&sc->cell_lock, flags);
+	spin_unlock_irqrestore(lock, flags);
 }
 
 /* ---------------------------------------------------------------------
@@ -2148,7 +2161,8 @@ static int ssc_alloc(struct ssc_c *sc)
 		return -ENOMEM;
 	if (mempool_init_slab_pool(&sc->cell_pool, SSC_CELL_POOL, ssc_cell_cache))
 		return -ENOMEM;
-	spin_lock_init(&sc->cell_lock);
+	for (i = 0; i < ARRAY_SIZE(sc->cell_locks); i++)
+		spin_lock_init(&sc->cell_locks[i].lock);
 	init_waitqueue_head(&sc->cell_wq);
 	for (i = 0; i < ARRAY_SIZE(sc->cells); i++)
 		INIT_HLIST_HEAD(&sc->cells[i]);
