@@ -740,7 +740,6 @@ static void ssc_dring_push(struct ssc_engine *e, u64 oblock, u32 slot)
 {
 	if (!e->dring)
 		return;
-	clear_bit(slot, e->dref);
 	if (e->dtail - e->dhead >= e->dring_size) {
 		/* only stale entries can fill it: compact from the map */
 		ssc_dring_rebuild(e);
@@ -917,7 +916,7 @@ static int ssc_origin_flush(struct ssc_engine *e, bool drop_lock)
  * Write pending records, in as few log blocks as fit, with a cache flush
  * before them (so the data they point at is durable first) and FUA. Called
  * with commit_lock held. If clean records are pending, the origin is flushed
- * first, without e->lock (it is slow, and lookups need the lock); records
+ * first, without e->lock (it is slow, and every change needs the lock); records
  * appended meanwhile may vouch for origin writes that flush missed, so only
  * the records there were when it was asked for are written. Callers that
  * need a record loop until it is committed.
@@ -1610,6 +1609,12 @@ int ssc_publish(struct ssc_engine *e, u64 oblock, const struct ssc_loc *loc,
 	if (r)
 		goto out;
 	had = ssc_map_lookup(e->map, oblock, &old);
+	/*
+	 * A block becoming dirty starts with its reference bit clear; cleared
+	 * before the insert makes the slot visible to read hits, which set it
+	 */
+	if (dirty && !(had && val_dirty(old)) && e->dref)
+		clear_bit(loc->slot, e->dref);
 	r = ssc_map_insert(e->map, oblock, val, GFP_NOIO);
 	if (r)
 		goto out;
@@ -1855,14 +1860,16 @@ static int ssc_gc_copy(struct ssc_engine *e, u64 oblock, u32 old_slot)
 		WRITE_ONCE(e->segs[nloc.seg].move_lsn,
 			   ssc_log_append(e, SSC_REC_INSERT, oblock, nloc.slot,
 					  val_dirty(val) ? SSC_ENT_DIRTY : 0));
-		/* overwriting an existing key allocates nothing */
-		ssc_map_insert(e->map, oblock, nval, GFP_NOIO);
-		ssc_unaccount(e, val);
-		ssc_account(e, nval);
-		/* the block keeps its recency */
+		/* the block keeps its recency: set before and after the remap */
 		if (e->dref)
 			assign_bit(nloc.slot, e->dref,
 				   test_bit(old_slot, e->dref));
+		/* overwriting an existing key allocates nothing */
+		ssc_map_insert(e->map, oblock, nval, GFP_NOIO);
+		if (e->dref && test_bit(old_slot, e->dref))
+			set_bit(nloc.slot, e->dref);
+		ssc_unaccount(e, val);
+		ssc_account(e, nval);
 		e->segs[nloc.seg].age = e->user_seq;
 		e->st.gc_copied++;
 	}

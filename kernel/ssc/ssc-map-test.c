@@ -101,7 +101,7 @@ static void ssc_map_test_basic(struct kunit *test)
 		inserted += !__test_and_set_bit(k, ref);
 	}
 	KUNIT_EXPECT_EQ(test, inserted, ssc_map_count(map));
-	/* each shard holds its share: within six standard deviations */
+	/* random keys: each shard holds its share, within six standard deviations */
 	for (i = 0; i < 8; i++) {
 		u64 c = ssc_smap_count(map->shards[i].m);
 
@@ -163,6 +163,69 @@ static void ssc_map_test_small(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, ssc_map_create(49, 24, 1, 1, GFP_KERNEL));
 }
 
+/* strided and sequential block sets spread over the shards as evenly */
+static void ssc_map_test_balance(struct kunit *test)
+{
+	static const struct { u64 first, stride, n; } sets[] = {
+		{ 0, 1, 20000 },		/* sequential */
+		{ 5, 7, 20000 },
+		{ 0, 1ULL << 12, 4096 },	/* a lattice: one key per 16 MiB of 4 KiB blocks */
+		{ 0, 1ULL << 16, 4096 },
+		{ 3, 1ULL << 20, 4096 },
+	};
+	unsigned int i, sh;
+	u64 j;
+
+	for (i = 0; i < ARRAY_SIZE(sets); i++) {
+		u64 n = sets[i].n, mean = n / 8, cnt[8] = {}, sk;
+		struct ssc_map *map = ssc_map_test_create(test, 40, n, 8);
+
+		for (j = 0; j < n; j++) {
+			struct ssc_map_shard *s = ssc_map_shard(map, sets[i].first +
+								j * sets[i].stride, &sk);
+
+			cnt[s - map->shards]++;
+		}
+		for (sh = 0; sh < 8; sh++) {
+			if (cnt[sh] + 6 * int_sqrt(mean) + 64 < mean ||
+			    cnt[sh] > mean + 6 * int_sqrt(mean) + 64)
+				KUNIT_FAIL(test, "set %u: shard %u holds %llu of %llu keys", i, sh,
+					   cnt[sh], n);
+		}
+	}
+}
+
+/* the shard and key within it give the key back, at every key width */
+static void ssc_map_test_widths(struct kunit *test)
+{
+	struct rnd_state rs;
+	unsigned int kb, i;
+
+	prandom_seed_state(&rs, SSC_MAP_TEST_SEED);
+	for (kb = 1; kb <= 48; kb++) {
+		struct ssc_map *map = ssc_map_create(kb, 8, 16, 64, GFP_KERNEL);
+		u64 mask = (1ULL << kb) - 1;
+
+		KUNIT_ASSERT_NOT_NULL(test, map);
+		KUNIT_EXPECT_EQ(test, map->shard_bits, min(6U, kb - 1));
+		for (i = 0; i < 1000; i++) {
+			u64 k, x;
+
+			k = (u64)prandom_u32_state(&rs) << 32 | prandom_u32_state(&rs);
+			if (i < 2)
+				k = i ? ~0ULL : 0;	/* both ends of the key space */
+			k &= mask;
+			x = ssc_map_mix(map, k);
+			if (x > mask || ssc_map_unmix(map, x) != k) {
+				KUNIT_FAIL(test, "key_bits %u: key %llu mixes to %llu, back %llu",
+					   kb, k, x, ssc_map_unmix(map, x));
+				break;
+			}
+		}
+		ssc_map_destroy(map);
+	}
+}
+
 struct ssc_map_test_reader {
 	struct ssc_map *map;
 	const u64 *stable;
@@ -197,12 +260,14 @@ static int ssc_map_test_reader_fn(void *p)
 /*
  * Lookups under the shard lock only, while another thread inserts and
  * removes other keys of the same shards (moving entries across buckets,
- * reallocating packed arrays, shifting runs): a key present all along is
- * always found with its value. KASAN catches a lookup of freed memory.
+ * reallocating packed arrays, shifting runs, and, as the map is sized for
+ * far fewer keys, growing and shrinking whole tables every round): a key
+ * present all along is always found with its value. KASAN catches a lookup
+ * of freed memory. (On UML, one CPU, the threads only take turns.)
  */
 static void ssc_map_test_concurrent(struct kunit *test)
 {
-	const unsigned int kb = 16, nstable = 2000, rounds = 30;
+	const unsigned int kb = 20, nstable = 500, nchurn = 5000, rounds = 12;
 	struct ssc_map_test_reader *r;
 	struct task_struct *task;
 	struct ssc_map *map;
@@ -212,21 +277,22 @@ static void ssc_map_test_concurrent(struct kunit *test)
 
 	r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
 	stable = kunit_kcalloc(test, nstable, sizeof(u64), GFP_KERNEL);
-	churn = kunit_kcalloc(test, nstable, sizeof(u64), GFP_KERNEL);
+	churn = kunit_kcalloc(test, nchurn, sizeof(u64), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, r);
 	KUNIT_ASSERT_NOT_NULL(test, stable);
 	KUNIT_ASSERT_NOT_NULL(test, churn);
-	/* few shards, so both threads meet in them */
-	map = ssc_map_test_create(test, kb, 2 * nstable, 2);
+	/* few shards, so both threads meet in them; sized for the stable keys */
+	map = ssc_map_test_create(test, kb, nstable, 2);
 	prandom_seed_state(&rs, SSC_MAP_TEST_SEED);
+	/* stable keys even, churned keys odd */
 	for (i = 0; i < nstable; i++) {
-		/* stable keys even, churned keys odd */
 		stable[i] = (prandom_u32_state(&rs) & ((1U << kb) - 1)) & ~1ULL;
-		churn[i] = stable[i] | 1;
 		KUNIT_ASSERT_EQ(test, 0, ssc_map_insert(map, stable[i],
 							ssc_map_test_val(stable[i]),
 							GFP_KERNEL));
 	}
+	for (i = 0; i < nchurn; i++)
+		churn[i] = (prandom_u32_state(&rs) & ((1U << kb) - 1)) | 1;
 	present = ssc_map_count(map);
 	r->map = map;
 	r->stable = stable;
@@ -236,11 +302,16 @@ static void ssc_map_test_concurrent(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
 
 	for (j = 0; j < rounds; j++) {
-		for (i = 0; i < nstable; i++)
+		for (i = 0; i < nchurn; i++) {
 			ssc_map_insert(map, churn[i], ssc_map_test_val(churn[i]), GFP_KERNEL);
-		for (i = 0; i < nstable; i++)
+			if (!(i % 256))
+				cond_resched();
+		}
+		for (i = 0; i < nchurn; i++) {
 			ssc_map_remove(map, churn[i], NULL, GFP_KERNEL);
-		cond_resched();
+			if (!(i % 256))
+				cond_resched();
+		}
 	}
 	atomic_set(&r->stop, 1);
 	wait_for_completion(&r->done);
@@ -248,6 +319,8 @@ static void ssc_map_test_concurrent(struct kunit *test)
 		   r->lookups, rounds, r->wrong);
 	KUNIT_EXPECT_GT(test, r->lookups, 0ULL);
 	KUNIT_EXPECT_EQ(test, 0ULL, r->wrong);
+	/* the tables were rebuilt under the readers: grown and shrunk each round */
+	KUNIT_EXPECT_GE(test, ssc_map_rehashes(map), 2ULL * rounds);
 	KUNIT_EXPECT_EQ(test, present, ssc_map_count(map));
 }
 
@@ -264,6 +337,8 @@ static void ssc_map_test_exit(struct kunit_suite *suite)
 static struct kunit_case ssc_map_test_cases[] = {
 	KUNIT_CASE(ssc_map_test_basic),
 	KUNIT_CASE(ssc_map_test_small),
+	KUNIT_CASE(ssc_map_test_balance),
+	KUNIT_CASE(ssc_map_test_widths),
 	KUNIT_CASE(ssc_map_test_concurrent),
 	{}
 };

@@ -2,13 +2,15 @@
 /*
  * The engine's block map, sharded: see ssc-map.h for the locking rules.
  *
- * A key goes through a salted bijection of its key_bits bits; the top
- * shard_bits bits of the result pick the shard and the rest is the key
- * within the shard, so a shard's entries are no wider than those of one
- * map holding every key, and the key comes back by inverting the mix. The
- * salt is random per map, so no access pattern can pile the blocks it
- * caches into one shard, and each shard is presized for its share of the
- * entries plus six standard deviations: it does not grow while serving I/O.
+ * A key is multiplied by a random odd number modulo 2^key_bits (a bijection,
+ * undone by the inverse): the top shard_bits bits of the product pick the
+ * shard and the rest is the key within the shard, so a shard's entries are
+ * no wider than those of one map holding every key. Multiply-shift with a
+ * random multiplier spreads any set of keys evenly, strided and sequential
+ * ones included, and the multiplier is drawn per map, so no access pattern
+ * can pile the blocks it caches into one shard; each shard is presized for
+ * its share of the entries plus six standard deviations and does not grow
+ * while serving I/O.
  */
 
 #include <linux/kernel.h>
@@ -21,12 +23,9 @@
 #include "ssc-map.h"
 #include "ssc-smap.h"
 
-#define SSC_MAP_MIX1	0xd6e8feb86659fd93ULL
-#define SSC_MAP_MIX2	0xa0761d6478bd642fULL
-
 static u64 ssc_map_inverse(u64 a)
 {
-	u64 x = a;
+	u64 x = a;	/* correct to 3 bits: a * a == 1 mod 8 */
 	int i;
 
 	for (i = 0; i < 5; i++)
@@ -41,17 +40,12 @@ static inline unsigned int ssc_map_skey_bits(const struct ssc_map *map)
 
 static inline u64 ssc_map_mix(const struct ssc_map *map, u64 key)
 {
-	u64 x = ((key ^ map->salt) * SSC_MAP_MIX1) & map->mask;
-
-	x ^= x >> map->hshift;
-	return (x * SSC_MAP_MIX2) & map->mask;
+	return (key * map->mult) & map->mask;
 }
 
 static inline u64 ssc_map_unmix(const struct ssc_map *map, u64 x)
 {
-	x = (x * map->inv2) & map->mask;
-	x ^= x >> map->hshift;	/* 2 * hshift >= key_bits: its own inverse */
-	return ((x * map->inv1) & map->mask) ^ map->salt;
+	return (x * map->inv) & map->mask;
 }
 
 static inline struct ssc_map_shard *ssc_map_shard(const struct ssc_map *map,
@@ -98,10 +92,8 @@ struct ssc_map *ssc_map_create(unsigned int key_bits, unsigned int val_bits,
 	map->key_bits = key_bits;
 	map->shard_bits = sb;
 	map->mask = (1ULL << key_bits) - 1;
-	map->salt = get_random_u64() & map->mask;
-	map->hshift = DIV_ROUND_UP(key_bits, 2);
-	map->inv1 = ssc_map_inverse(SSC_MAP_MIX1);
-	map->inv2 = ssc_map_inverse(SSC_MAP_MIX2);
+	map->mult = get_random_u64() | 1;
+	map->inv = ssc_map_inverse(map->mult);
 
 	mean = entries >> sb;
 	per = min(entries, mean + 6 * int_sqrt64(mean) + 64);

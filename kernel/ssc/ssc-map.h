@@ -27,9 +27,7 @@ struct ssc_map {
 	unsigned int key_bits;		/* keys are < 2^key_bits */
 	unsigned int shard_bits;	/* 2^shard_bits shards */
 	u64 mask;			/* 2^key_bits - 1 */
-	u64 salt;
-	u64 inv1, inv2;
-	unsigned int hshift;
+	u64 mult, inv;			/* a random odd multiplier, its inverse */
 	struct ssc_map_shard shards[];
 };
 
@@ -54,7 +52,7 @@ static inline unsigned int ssc_map_nr_shards(const struct ssc_map *map)
 	return 1U << map->shard_bits;
 }
 
-/* Reader side: any context that may take a spinlock */
+/* Reader side: process context (writers take the shard locks without irqsave) */
 struct ssc_map_shard *ssc_map_lock(struct ssc_map *map, u64 key, u64 *skey);
 bool ssc_map_lookup_locked(struct ssc_map_shard *sh, u64 skey, u64 *val);
 
