@@ -53,10 +53,12 @@ static inline unsigned int ssc_map_nr_shards(const struct ssc_map *map)
 }
 
 /* Reader side: process context (writers take the shard locks without irqsave) */
-struct ssc_map_shard *ssc_map_lock(struct ssc_map *map, u64 key, u64 *skey);
+struct ssc_map_shard *ssc_map_lock(struct ssc_map *map, u64 key, u64 *skey)
+	__acquires(&map->shards[0].lock);
 bool ssc_map_lookup_locked(struct ssc_map_shard *sh, u64 skey, u64 *val);
 
 static inline void ssc_map_unlock(struct ssc_map_shard *sh)
+	__releases(&sh->lock)
 {
 	spin_unlock(&sh->lock);
 }

@@ -185,15 +185,21 @@ static inline u64 ssc_mask(unsigned int bits)
  * the memory it needs is allocated before and freed after.
  */
 static inline void ssc_wlock(struct ssc_smap *m)
+	__acquires(m->lock)
 {
 	if (m->lock)
 		spin_lock(m->lock);
+	else
+		__acquire(m->lock);	/* for sparse: one context either way */
 }
 
 static inline void ssc_wunlock(struct ssc_smap *m)
+	__releases(m->lock)
 {
 	if (m->lock)
 		spin_unlock(m->lock);
+	else
+		__release(m->lock);
 }
 
 /* inverse of an odd number mod 2^64, by Newton's iteration */
