@@ -92,3 +92,4 @@ for T in $TARGETS; do
 	fi
 	case $T in ssc_wt) dmsetup remove t ;; writecache) dmsetup message t 0 flush; dmsetup remove t ;; esac
 done
+check "null_blk teardown" null_blk_teardown
