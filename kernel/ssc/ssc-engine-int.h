@@ -180,6 +180,10 @@ struct ssc_engine {
 	int error;
 	atomic64_t meta_sectors;	/* metadata I/O runs under either lock */
 	struct ssc_engine_stats st;
+#if IS_ENABLED(CONFIG_DM_SSC_KUNIT_TEST)
+	/* test hook: called by a checkpoint after each shard it wrote */
+	void (*ckpt_shard_hook)(struct ssc_engine *e, unsigned int shard);
+#endif
 };
 
 /* ssc-engine.c */
@@ -206,6 +210,7 @@ int ssc_log_room(struct ssc_engine *e, unsigned int n);
 u64 ssc_log_append(struct ssc_engine *e, u8 type, u64 oblock, u32 slot,
 		   u8 flags);
 int __ssc_checkpoint(struct ssc_engine *e);
+int ssc_checkpoint_fuzzy(struct ssc_engine *e);
 
 /* ssc-gc.c */
 int ssc_pick(struct ssc_engine *e);

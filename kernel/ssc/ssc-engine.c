@@ -19,7 +19,8 @@
  * Locking: e->commit_lock serializes log writes and checkpoints; e->lock
  * protects everything else and nests inside commit_lock. Data I/O is never
  * done under either lock; metadata I/O is done under commit_lock, and under
- * e->lock only for segment summaries and checkpoints. Every change of the
+ * e->lock only for a checkpoint's entries (one shard of the map at a time)
+ * and a segment summary whose spare buffer is busy. Every change of the
  * map is made under e->lock; lookups (ssc_get(), ssc_peek()) take only the
  * spinlock of the map's shard (ssc-map.h), which each change takes while
  * it becomes visible, and pin the slot under it. Those lookups read a

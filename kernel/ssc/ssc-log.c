@@ -123,9 +123,9 @@ static int __ssc_commit(struct ssc_engine *e)
 		goto out;
 	nblocks = ssc_log_build(e, n);
 	if (e->log_head + nblocks > SSC_LOG_LIMIT(e)) {
-		/* the checkpoint covers every pending record */
-		r = __ssc_checkpoint(e);
-		goto out;
+		/* the checkpoint covers every record pending when it starts */
+		mutex_unlock(&e->lock);
+		return ssc_checkpoint_fuzzy(e);
 	}
 	sector = e->log_start + e->log_head * e->lbs_sectors;
 	e->log_head += nblocks;
@@ -273,6 +273,7 @@ static int ssc_ckpt_visit(void *ctx, u64 key, u64 val)
  * Write the whole forward map to the other checkpoint region, then its
  * header with a flush and FUA. Called with commit_lock and lock held; the
  * checkpoint makes every pending record durable, so the log starts over.
+ * For the load, which runs before any I/O; otherwise ssc_checkpoint_fuzzy().
  */
 int __ssc_checkpoint(struct ssc_engine *e)
 {
@@ -346,8 +347,106 @@ fail:
 	return r;
 }
 
+/*
+ * A checkpoint that does not stop I/O. Called with commit_lock held (no
+ * commit runs meanwhile, so the log stays as it is and the pending records
+ * stay in RAM) and without e->lock, which it takes one shard at a time:
+ * writers wait for at most a shard's walk, read hits not at all.
+ *
+ * The records pending when it starts describe changes the map already
+ * holds, so the checkpoint covers them. Changes made during the walk may be
+ * in it or not, shard by shard; their records stay pending and go to the
+ * new log after the header, and replaying them over the checkpoint gives
+ * the map they made, each record setting or dropping one block's mapping.
+ * Until they are committed a crash brings back the checkpoint alone: an
+ * older state of those blocks, or their newer one, never a slot given to
+ * two blocks, as no segment is reused without a commit (GC commits its
+ * drops and moves first). A clean block the walk saw is made durable on
+ * the origin before the header is written.
+ */
+int ssc_checkpoint_fuzzy(struct ssc_engine *e)
+{
+	struct ssc_ckpt_ctx c = { .e = e };
+	struct ssc_ckpt_hdr *h;
+	u64 start_lsn, flush;
+	u32 start_n, i;
+	int tgt, r;
+
+	lockdep_assert_held(&e->commit_lock);
+	mutex_lock(&e->lock);
+	r = e->error;
+	if (r)
+		goto out;
+	tgt = !e->ckpt_cur;
+	c.start = e->ckpt_start[tgt] + SSC_MBLOCK_SECTORS;
+	start_n = e->nr_pending;
+	start_lsn = e->appended_lsn;
+	mutex_unlock(&e->lock);
+
+	for (i = 0; !r && i < ssc_map_nr_shards(e->map); i++) {
+		mutex_lock(&e->lock);
+		ssc_map_visit_shard(e->map, i, 0, 1ULL << e->key_bits, ssc_ckpt_visit, &c);
+		mutex_unlock(&e->lock);
+		r = c.r;
+#if IS_ENABLED(CONFIG_DM_SSC_KUNIT_TEST)
+		if (e->ckpt_shard_hook)
+			e->ckpt_shard_hook(e, i);
+#endif
+		cond_resched();
+	}
+	if (!r && c.nr)
+		r = ssc_ckpt_end_blk(&c);
+	if (!r)
+		r = ssc_ckpt_flush_buf(&c);
+	mutex_lock(&e->lock);
+	if (r)
+		goto fail;
+	/* a failed origin flush fails this checkpoint, not the cache */
+	r = ssc_origin_flush(e, true);
+	if (r)
+		goto out;
+	/* see __ssc_checkpoint() */
+	if (e->seal_seg != U32_MAX) {
+		r = ssc_put_summary(e, e->seal_seg, e->seal_sum);
+		if (r)
+			goto fail;
+	}
+
+	h = e->ckpt_buf;
+	memset(h, 0, SSC_MBLOCK_SIZE);
+	h->magic = cpu_to_le32(SSC_CKPT_MAGIC);
+	h->seq = cpu_to_le64(e->ckpt_seq + 1);
+	h->nr_entries = cpu_to_le64(c.entries);
+	h->nr_blocks = cpu_to_le32(c.blk);
+	h->log_seq = cpu_to_le64(e->next_log_seq);
+	h->open_seg = cpu_to_le32(e->open_seg);
+	h->user_seq = cpu_to_le64(e->user_seq);
+	ssc_seal_crc(h, SSC_MBLOCK_SIZE);
+	flush = ++e->flushes_issued;
+	r = ssc_meta_rw(e, REQ_OP_WRITE | REQ_SYNC | REQ_PREFLUSH | REQ_FUA,
+			e->ckpt_start[tgt], h, SSC_MBLOCK_SIZE);
+	if (r)
+		goto fail;
+	e->flushes_done = flush;
+
+	e->ckpt_cur = tgt;
+	e->ckpt_seq++;
+	e->log_head = 0;
+	/* the records appended during the walk start the new log */
+	e->nr_pending -= start_n;
+	memmove(e->pending, e->pending + start_n, e->nr_pending * sizeof(*e->pending));
+	WRITE_ONCE(e->committed_lsn, start_lsn);
+	e->st.checkpoints++;
+	goto out;
+fail:
+	ssc_set_error(e, r);
+out:
+	mutex_unlock(&e->lock);
+	return r;
+}
+
 /**
- * ssc_checkpoint() - write a checkpoint now
+ * ssc_checkpoint() - write a checkpoint now, without stopping I/O
  * @e: the engine
  *
  * Return: 0 or the I/O error.
@@ -357,9 +456,7 @@ int ssc_checkpoint(struct ssc_engine *e)
 	int r;
 
 	mutex_lock(&e->commit_lock);
-	mutex_lock(&e->lock);
-	r = __ssc_checkpoint(e);
-	mutex_unlock(&e->lock);
+	r = ssc_checkpoint_fuzzy(e);
 	mutex_unlock(&e->commit_lock);
 	return r;
 }

@@ -122,6 +122,14 @@ void ssc_map_destroy(struct ssc_map *map)
 	kfree(map);
 }
 
+/* The shard of @key, below ssc_map_nr_shards() */
+unsigned int ssc_map_shard_of(const struct ssc_map *map, u64 key)
+{
+	u64 sk;
+
+	return ssc_map_shard(map, key, &sk) - map->shards;
+}
+
 bool ssc_map_lookup(const struct ssc_map *map, u64 key, u64 *val)
 {
 	struct ssc_map_shard *sh;

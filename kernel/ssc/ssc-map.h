@@ -43,6 +43,7 @@ int ssc_map_visit_range(const struct ssc_map *map, u64 lo, u64 hi,
 			int (*fn)(void *ctx, u64 key, u64 val), void *ctx);
 int ssc_map_visit_shard(const struct ssc_map *map, unsigned int i, u64 lo, u64 hi,
 			int (*fn)(void *ctx, u64 key, u64 val), void *ctx);
+unsigned int ssc_map_shard_of(const struct ssc_map *map, u64 key);
 u64 ssc_map_count(const struct ssc_map *map);
 size_t ssc_map_bytes(const struct ssc_map *map);
 u64 ssc_map_rehashes(const struct ssc_map *map);
