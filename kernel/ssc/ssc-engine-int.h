@@ -134,7 +134,12 @@ struct ssc_engine {
 	/* operation log */
 	struct ssc_log_rec *pending;
 	u32 nr_pending;
-	u32 max_pending;
+	u32 max_pending;	/* a commit is forced at this many... */
+	/*
+	 * ...plus, while a checkpoint walks the map, the records pending when
+	 * it began (it covers them): room for twice max_pending is allocated
+	 */
+	u32 ckpt_covers;
 	u64 appended_lsn;
 	u64 committed_lsn;
 	u64 remove_lsn;

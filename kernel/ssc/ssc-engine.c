@@ -455,8 +455,9 @@ layout_known:
 	e->gc_copy = kvcalloc(e->slots_per_seg, sizeof(u64), GFP_KERNEL);
 	e->gc_data = kvmalloc(geo->block_sectors << SECTOR_SHIFT, GFP_KERNEL);
 	e->max_pending = SSC_PENDING_RECORDS;
-	e->pending = kvcalloc(e->max_pending, sizeof(*e->pending), GFP_KERNEL);
-	e->log_buf = kvmalloc(DIV_ROUND_UP(e->max_pending, e->log_per_block) * e->lbs,
+	e->pending = kvcalloc(2 * e->max_pending, sizeof(*e->pending), GFP_KERNEL);
+	/* a checkpoint that fails leaves up to twice max_pending for a commit */
+	e->log_buf = kvmalloc(DIV_ROUND_UP(2 * e->max_pending, e->log_per_block) * e->lbs,
 			      GFP_KERNEL);
 	e->ckpt_buf = kvmalloc(SSC_CKPT_BUF_BLOCKS * SSC_MBLOCK_SIZE, GFP_KERNEL);
 	if (!e->segs || !e->sum || !e->seal_sum || !e->gc_sum || !e->gc_copy || !e->gc_data ||

@@ -20,7 +20,7 @@ int ssc_log_room(struct ssc_engine *e, unsigned int n)
 {
 	int r;
 
-	while (e->nr_pending + n > e->max_pending) {
+	while (e->nr_pending + n > e->max_pending + e->ckpt_covers) {
 		u64 lsn = e->appended_lsn;
 
 		mutex_unlock(&e->lock);
@@ -381,6 +381,8 @@ int ssc_checkpoint_fuzzy(struct ssc_engine *e)
 	c.start = e->ckpt_start[tgt] + SSC_MBLOCK_SECTORS;
 	start_n = e->nr_pending;
 	start_lsn = e->appended_lsn;
+	/* appends go on into the second half of the pending buffer */
+	e->ckpt_covers = start_n;
 	mutex_unlock(&e->lock);
 
 	for (i = 0; !r && i < ssc_map_nr_shards(e->map); i++) {
@@ -401,6 +403,9 @@ int ssc_checkpoint_fuzzy(struct ssc_engine *e)
 	mutex_lock(&e->lock);
 	if (r)
 		goto fail;
+	r = e->error;		/* the cache failed meanwhile */
+	if (r)
+		goto out;
 	/* a failed origin flush fails this checkpoint, not the cache */
 	r = ssc_origin_flush(e, true);
 	if (r)
@@ -423,8 +428,14 @@ int ssc_checkpoint_fuzzy(struct ssc_engine *e)
 	h->user_seq = cpu_to_le64(e->user_seq);
 	ssc_seal_crc(h, SSC_MBLOCK_SIZE);
 	flush = ++e->flushes_issued;
+	/*
+	 * Not under e->lock: a segment opened from here on has its OPEN
+	 * record in the new log, like the records of the walk's time
+	 */
+	mutex_unlock(&e->lock);
 	r = ssc_meta_rw(e, REQ_OP_WRITE | REQ_SYNC | REQ_PREFLUSH | REQ_FUA,
 			e->ckpt_start[tgt], h, SSC_MBLOCK_SIZE);
+	mutex_lock(&e->lock);
 	if (r)
 		goto fail;
 	e->flushes_done = flush;
@@ -441,6 +452,7 @@ int ssc_checkpoint_fuzzy(struct ssc_engine *e)
 fail:
 	ssc_set_error(e, r);
 out:
+	e->ckpt_covers = 0;
 	mutex_unlock(&e->lock);
 	return r;
 }

@@ -106,9 +106,13 @@ static int ssc_replay_rec(struct ssc_engine *e, const struct ssc_log_rec *rec,
 		ssc_map_remove(e->map, ob, NULL, GFP_KERNEL);
 		return 0;
 	case SSC_REC_CLEAN:
-		if (ssc_map_lookup(e->map, ob, &val))
-			return ssc_map_insert(e->map, ob, mkval(val_slot(val), false),
-					       GFP_KERNEL);
+		/*
+		 * Only the copy that was cleaned: a fuzzy checkpoint may hold
+		 * the block already rewritten elsewhere, dirty, and a torn
+		 * commit may bring this record back without the rewrite's.
+		 */
+		if (ssc_map_lookup(e->map, ob, &val) && val_slot(val) == slot)
+			return ssc_map_insert(e->map, ob, mkval(slot, false), GFP_KERNEL);
 		return 0;
 	case SSC_REC_OPEN:
 		if (slot >= e->nr_segs)
