@@ -25,14 +25,14 @@ grep -o 'BENCH .*' "$o/raw.tap" | awk '
 	function g(t, k) { return ((t, k) in val) ? val[t, k] : "-" }
 	function pm(a, b) { return (a == "-" || b == "-" || b == 0) ? "-" : sprintf("%.0f", a * 1e6 / b) }
 	END {
-		print "| target | read hits | contentions, its own locks | per million hits | its acquisitions per hit | contentions, all locks, per million hits |"
-		print "|---|---|---|---|---|---|"
+		print "| target | read hits | contentions, its own locks | per million hits | its acquisitions per hit | bounced from another CPU, per million hits | contentions, all locks, per million hits |"
+		print "|---|---|---|---|---|---|---|"
 		for (i = 1; i <= n; i++) {
 			t = order[i]
-			printf "| %s | %s | %s | %s | %s | %s |\n", t, g(t, "hits"), g(t, "contentions"),
+			printf "| %s | %s | %s | %s | %s | %s | %s |\n", t, g(t, "hits"), g(t, "contentions"),
 				pm(g(t, "contentions"), g(t, "hits")),
 				(g(t, "hits") > 0) ? sprintf("%.2f", g(t, "acquisitions") / g(t, "hits")) : "-",
-				pm(g(t, "contentions_all"), g(t, "hits"))
+				pm(g(t, "bounces"), g(t, "hits")), pm(g(t, "contentions_all"), g(t, "hits"))
 		}
 	}' | tee "$o/results.md"
 grep -E '^# bench-locks: .*(passed|failed)' "$o/raw.tap" || true

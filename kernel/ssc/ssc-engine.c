@@ -22,8 +22,8 @@
  * e->lock only for a checkpoint's entries (one shard of the map at a time)
  * and a segment summary whose spare buffer is busy. Every change of the
  * map is made under e->lock; lookups (ssc_get(), ssc_peek()) take only the
- * spinlock of the map's shard (ssc-map.h), which each change takes while
- * it becomes visible, and pin the slot under it. Those lookups read a
+ * lock of the map's shard (ssc-map.h), for reading; each change takes it
+ * for writing while it becomes visible. Lookups pin the slot under it. Those lookups read a
  * segment's state and move_lsn and set dirty reference bits without
  * e->lock: see ssc_get() for the ordering.
  */

@@ -100,7 +100,7 @@ struct ssc_map *ssc_map_create(unsigned int key_bits, unsigned int val_bits,
 	for (i = 0; i < n; i++) {
 		struct ssc_map_shard *sh = &map->shards[i];
 
-		spin_lock_init(&sh->lock);
+		rwlock_init(&sh->lock);
 		sh->m = ssc_smap_create(key_bits - sb, val_bits, gfp);
 		if (!sh->m || ssc_smap_presize(sh->m, per, gfp)) {
 			ssc_map_destroy(map);
@@ -172,7 +172,7 @@ struct ssc_map_shard *ssc_map_lock(struct ssc_map *map, u64 key, u64 *skey)
 {
 	struct ssc_map_shard *sh = ssc_map_shard(map, key, skey);
 
-	spin_lock(&sh->lock);
+	read_lock(&sh->lock);
 	return sh;
 }
 

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The engine's block map: origin block -> packed value, split into shards,
- * each a sparse map (ssc-smap.h) under its own spinlock.
+ * each a sparse map (ssc-smap.h) under its own reader-writer spinlock.
  *
  * Locking: changes (insert, remove) and walks are serialized by the caller
- * (the engine's e->lock). A change takes its shard's spinlock only while
+ * (the engine's e->lock). A change takes its shard's lock for writing only while
  * it becomes visible. Lookups from the I/O path take no other lock: they
- * hold the shard's spinlock (ssc_map_lock()) across the lookup and whatever
+ * hold the shard's lock for reading (ssc_map_lock()), so they never wait for
+ * each other, across the lookup and whatever
  * must happen before the entry can change (pinning its slot).
  */
 #ifndef SSC_MAP_H
@@ -19,7 +20,7 @@
 struct ssc_smap;
 
 struct ssc_map_shard {
-	spinlock_t lock;	/* lookups; held by changes while visible */
+	rwlock_t lock;		/* read: lookups; write: changes while visible */
 	struct ssc_smap *m;
 } ____cacheline_aligned_in_smp;
 
@@ -61,7 +62,7 @@ bool ssc_map_lookup_locked(struct ssc_map_shard *sh, u64 skey, u64 *val);
 static inline void ssc_map_unlock(struct ssc_map_shard *sh)
 	__releases(&sh->lock)
 {
-	spin_unlock(&sh->lock);
+	read_unlock(&sh->lock);
 }
 
 #endif /* SSC_MAP_H */

@@ -41,11 +41,12 @@
  *
  * Concurrency
  * -----------
- * Writers are serialized by the caller. With a lock set by
- * ssc_smap_set_lock(), lookups may run concurrently under that lock: each
- * change is prepared (memory allocated, the new table built) without it,
- * made visible under it, and what it replaced is freed after it, so the
- * lock is held only for a few memory moves and never across an allocation.
+ * Writers are serialized by the caller. With a reader-writer lock set by
+ * ssc_smap_set_lock(), lookups may run concurrently, holding it for
+ * reading: each change is prepared (memory allocated, the new table built)
+ * without it, made visible with it held for writing, and what it replaced
+ * is freed after, so the lock is written only for a few memory moves and
+ * never across an allocation.
  */
 
 #include <linux/bitops.h>
@@ -97,7 +98,7 @@ struct ssc_smap {
 	size_t bytes;
 	u32 min_buckets;	/* never shrink below (presized) */
 	u64 rehashes;		/* table generations after the first */
-	spinlock_t *lock;	/* taken around changes; see ssc_smap_set_lock() */
+	rwlock_t *lock;		/* written around changes; see ssc_smap_set_lock() */
 	u64 hmask;		/* 2^hb - 1 */
 	u64 inv1;		/* inverses of SSC_MIX1/2 mod 2^64 */
 	u64 inv2;
@@ -188,7 +189,7 @@ static inline void ssc_wlock(struct ssc_smap *m)
 	__acquires(m->lock)
 {
 	if (m->lock)
-		spin_lock(m->lock);
+		write_lock(m->lock);
 	else
 		__acquire(m->lock);	/* for sparse: one context either way */
 }
@@ -197,7 +198,7 @@ static inline void ssc_wunlock(struct ssc_smap *m)
 	__releases(m->lock)
 {
 	if (m->lock)
-		spin_unlock(m->lock);
+		write_unlock(m->lock);
 	else
 		__release(m->lock);
 }
@@ -747,7 +748,7 @@ int ssc_smap_presize(struct ssc_smap *m, u64 entries, gfp_t gfp)
 	return 0;
 }
 
-void ssc_smap_set_lock(struct ssc_smap *m, spinlock_t *lock)
+void ssc_smap_set_lock(struct ssc_smap *m, rwlock_t *lock)
 {
 	m->lock = lock;
 }

@@ -7,7 +7,8 @@
  * bit by bit. See ssc-smap.c for the layout.
  *
  * The caller serializes all calls that change a map. Lookups may run
- * concurrently with them under a spinlock given by ssc_smap_set_lock().
+ * concurrently with them under a reader-writer lock given by
+ * ssc_smap_set_lock(), held for reading.
  */
 #ifndef SSC_SMAP_H
 #define SSC_SMAP_H
@@ -67,16 +68,16 @@ int ssc_smap_presize(struct ssc_smap *m, u64 entries, gfp_t gfp);
 /**
  * ssc_smap_set_lock() - let lookups run concurrently with changes
  * @m: the map
- * @lock: a spinlock, or NULL
+ * @lock: a reader-writer spinlock, or NULL
  *
- * Every call that changes @m then takes @lock only around the moment its
- * change becomes visible; allocations and frees happen outside it, with
- * the gfp flags the call was given. ssc_smap_lookup() from other threads
- * must hold @lock. Calls that change the map must still be serialized by
+ * Every call that changes @m then takes @lock for writing only around the
+ * moment its change becomes visible; allocations and frees happen outside
+ * it, with the gfp flags the call was given. ssc_smap_lookup() from other
+ * threads must hold @lock for reading. Calls that change the map must still be serialized by
  * the caller, and may look the map up without @lock; so may
  * ssc_smap_visit_range(), ssc_smap_count() and ssc_smap_bytes().
  */
-void ssc_smap_set_lock(struct ssc_smap *m, spinlock_t *lock);
+void ssc_smap_set_lock(struct ssc_smap *m, rwlock_t *lock);
 
 /**
  * ssc_smap_rehashes() - table rebuilds since the map was created or presized

@@ -24,8 +24,12 @@ OLEN=$(sectors $ORIGIN)
 
 res() { echo "# BENCH $T $1 $2"; }
 
-# contentions and acquisitions of the lock classes whose names match ERE $1,
-# then the same over every class: "con acq con_all acq_all"
+# contentions, acquisitions and acquisitions that bounced from another CPU
+# (acq-bounces) of the lock classes whose names match ERE $1, then
+# contentions and acquisitions over every class: "con acq bounces con_all acq_all".
+# A spinlock's contention is any acquisition that found it held; a mutex's
+# only one that had to sleep (lock_stat does not count optimistic spinning),
+# so bounces are the like-for-like figure between the two.
 lock_counts() {
 	awk -v re="$1" '
 		match($0, /: +[0-9]+ +[0-9]+ /) {
@@ -33,9 +37,9 @@ lock_counts() {
 			n = split(substr($0, RSTART + 1), f, " ")
 			if (n < 8) next
 			ca += f[2]; aa += f[8]
-			if (name ~ re) { c += f[2]; a += f[8]; top[name] = f[2] }
+			if (name ~ re) { c += f[2]; a += f[8]; b += f[7] }
 		}
-		END { printf "%d %d %d %d\n", c, a, ca, aa }' /proc/lock_stat
+		END { printf "%d %d %d %d %d\n", c, a, b, ca, aa }' /proc/lock_stat
 }
 
 # the classes with the most contentions, as diagnostics
@@ -85,8 +89,9 @@ for T in $TARGETS; do
 		res hits "$((h1 - h0))"
 		res contentions "$1"
 		res acquisitions "$2"
-		res contentions_all "$3"
-		res acquisitions_all "$4"
+		res bounces "$3"
+		res contentions_all "$4"
+		res acquisitions_all "$5"
 	else
 		not_ok "$T: read hits counted # no read hit during the run"
 	fi
