@@ -188,6 +188,8 @@ struct ssc_engine {
 #if IS_ENABLED(CONFIG_DM_SSC_KUNIT_TEST)
 	/* test hook: called by a checkpoint after each shard it wrote */
 	void (*ckpt_shard_hook)(struct ssc_engine *e, unsigned int shard);
+	/* test hook: called by GC after each pass, before it looks at valid */
+	void (*gc_pass_hook)(struct ssc_engine *e, unsigned int pass);
 #endif
 };
 

@@ -863,6 +863,65 @@ static void ssc_engine_test_gc_partial_summary(struct kunit *test)
 	ssc_engine_destroy(e);
 }
 
+/* the blocks of the victim its summary left out: rewritten dirty, or evicted */
+static void ssc_test_gc_rewrite_missed(struct ssc_engine *e, unsigned int pass)
+{
+	struct ssc_ram *d = e->priv;
+	u64 ob, lsn;
+
+	if (pass)
+		return;
+	for (ob = 1; ob < e->slots_per_seg; ob++) {
+		if (ob % 3 == 0)
+			__ssc_test_write(d->test, e, d, ob, 2, true, false);
+		else
+			KUNIT_EXPECT_EQ(d->test, 0, ssc_evict(e, ob, false, &lsn));
+	}
+}
+
+/*
+ * The blocks a partial summary left out are rewritten or evicted by users
+ * while GC works, emptying the victim without GC's help: the records that
+ * emptied it are durable before the segment is reused, or a crash maps the
+ * rewritten blocks back into the discarded segment.
+ */
+static void ssc_engine_test_gc_emptied_by_users(struct kunit *test)
+{
+	struct ssc_ram *d = ssc_test_ram(test);
+	struct ssc_engine *e = ssc_test_open(test, d);
+	u32 sum_bytes = e->summary_sectors << SECTOR_SHIFT;
+	struct ssc_sum *sum = kunit_kzalloc(test, sum_bytes, GFP_KERNEL);
+	u32 i;
+	u64 ob;
+
+	KUNIT_ASSERT_NOT_NULL(test, sum);
+	d->test = test;
+	d->e = e;
+	/* segment 0 sealed with blocks 0.., a third of them dirty */
+	for (ob = 0; ob < e->slots_per_seg + 4; ob++)
+		ssc_test_write(test, e, d, ob, 1, ob % 3 == 0);
+	KUNIT_ASSERT_EQ(test, SEG_SEALED, e->segs[0].state);
+	KUNIT_ASSERT_EQ(test, 0, ssc_ram_rw(d, REQ_OP_READ, seg_summary_sector(e, 0), sum,
+					    sum_bytes));
+	for (i = 1; i < e->slots_per_seg; i++)
+		sum->oblock[i] = 0;
+	ssc_seal_crc(sum, sum_bytes);
+	KUNIT_ASSERT_EQ(test, 0, ssc_ram_rw(d, REQ_OP_WRITE, seg_summary_sector(e, 0), sum,
+					    sum_bytes));
+	/* GC picks segment 0: the only full one */
+	e->gc_pass_hook = ssc_test_gc_rewrite_missed;
+	KUNIT_EXPECT_EQ(test, 0, ssc_gc_one(e));
+	e->gc_pass_hook = NULL;
+	KUNIT_EXPECT_EQ(test, SEG_FREE, e->segs[0].state);
+	ssc_engine_destroy(e);				/* crash */
+
+	e = ssc_test_open(test, d);
+	for (ob = 3; ob < e->slots_per_seg; ob += 3)
+		KUNIT_EXPECT_EQ_MSG(test, SSC_DIRTY, ssc_test_read(test, e, d, ob, 2),
+				    "block %llu", ob);
+	ssc_engine_destroy(e);
+}
+
 /* A bad log block followed by a good one is corruption, not a torn tail. */
 static void ssc_engine_test_log_corruption(struct kunit *test)
 {
@@ -1882,6 +1941,7 @@ static struct kunit_case ssc_engine_test_cases[] = {
 	KUNIT_CASE(ssc_engine_test_fuzzy_clean_ahead),
 	KUNIT_CASE(ssc_engine_test_gc),
 	KUNIT_CASE(ssc_engine_test_gc_partial_summary),
+	KUNIT_CASE(ssc_engine_test_gc_emptied_by_users),
 	KUNIT_CASE(ssc_engine_test_recover_summaries),
 	KUNIT_CASE(ssc_engine_test_log_corruption),
 	KUNIT_CASE(ssc_engine_test_lru),

@@ -176,7 +176,7 @@ int ssc_gc_one(struct ssc_engine *e)
 	int victim, r, commit_failed = 0;
 	struct ssc_seg *s;
 	bool empty;
-	u64 val;
+	u64 val, lsn;
 
 	mutex_lock(&e->lock);
 	victim = ssc_pick(e);
@@ -260,18 +260,26 @@ int ssc_gc_one(struct ssc_engine *e)
 		}
 
 		/*
-		 * the removals and moves are durable before the segment is
-		 * reused; a failed commit has failed the cache itself if the
-		 * log write failed (an origin flush that failed does not)
+		 * Nothing enters a segment under GC: valid only goes down.
+		 * Whatever emptied it, GC's drops and moves or a user's
+		 * rewrite or eviction of a block this pass missed, appended
+		 * its record by now: commit up to here, so that all of them
+		 * are durable before the segment is reused. A failed commit
+		 * has failed the cache itself if the log write failed (an
+		 * origin flush that failed does not).
 		 */
-		if (!r) {
-			r = ssc_commit_pending(e);
-			commit_failed = r;
-		}
-		/* nothing enters a segment under GC: valid only goes down */
+#if IS_ENABLED(CONFIG_DM_SSC_KUNIT_TEST)
+		if (e->gc_pass_hook)
+			e->gc_pass_hook(e, pass);
+#endif
 		mutex_lock(&e->lock);
 		empty = !s->valid;
+		lsn = e->appended_lsn;
 		mutex_unlock(&e->lock);
+		if (!r) {
+			r = ssc_commit(e, lsn);
+			commit_failed = r;
+		}
 		if (r || empty || pass)
 			break;
 	}
