@@ -270,6 +270,53 @@ static int ssc_ckpt_visit(void *ctx, u64 key, u64 val)
 }
 
 /*
+ * A sealed segment whose summary is still on its way is not suspect to the
+ * recovery of a checkpoint: the checkpoint writes the summary too (the same
+ * bytes as its sealer's write, made before it dropped the lock). Under
+ * e->lock.
+ */
+static int ssc_ckpt_sealing_summary(struct ssc_engine *e)
+{
+	if (e->seal_seg == U32_MAX)
+		return 0;
+	return ssc_put_summary(e, e->seal_seg, e->seal_sum);
+}
+
+/* The header of the checkpoint @c wrote, in e->ckpt_buf. Under e->lock. */
+static struct ssc_ckpt_hdr *ssc_ckpt_hdr(struct ssc_engine *e,
+					 const struct ssc_ckpt_ctx *c)
+{
+	struct ssc_ckpt_hdr *h = e->ckpt_buf;
+
+	memset(h, 0, SSC_MBLOCK_SIZE);
+	h->magic = cpu_to_le32(SSC_CKPT_MAGIC);
+	h->seq = cpu_to_le64(e->ckpt_seq + 1);
+	h->nr_entries = cpu_to_le64(c->entries);
+	h->nr_blocks = cpu_to_le32(c->blk);
+	h->log_seq = cpu_to_le64(e->next_log_seq);
+	h->open_seg = cpu_to_le32(e->open_seg);
+	h->user_seq = cpu_to_le64(e->user_seq);
+	ssc_seal_crc(h, SSC_MBLOCK_SIZE);
+	return h;
+}
+
+/*
+ * The header in region @tgt is durable: it covers the first @covered
+ * pending records, up to @lsn; the log starts over with the rest. Under
+ * e->lock.
+ */
+static void ssc_ckpt_done(struct ssc_engine *e, int tgt, u32 covered, u64 lsn)
+{
+	e->ckpt_cur = tgt;
+	e->ckpt_seq++;
+	e->log_head = 0;
+	e->nr_pending -= covered;
+	memmove(e->pending, e->pending + covered, e->nr_pending * sizeof(*e->pending));
+	WRITE_ONCE(e->committed_lsn, lsn);
+	e->st.checkpoints++;
+}
+
+/*
  * Write the whole forward map to the other checkpoint region, then its
  * header with a flush and FUA. Called with commit_lock and lock held; the
  * checkpoint makes every pending record durable, so the log starts over.
@@ -298,16 +345,9 @@ int __ssc_checkpoint(struct ssc_engine *e)
 	r = ssc_origin_flush(e, false);
 	if (r)
 		return r;
-	/*
-	 * A sealed segment whose summary is still on its way is not suspect
-	 * to the recovery of this checkpoint: write the summary too (the same
-	 * bytes as its sealer's write, made before it dropped the lock).
-	 */
-	if (e->seal_seg != U32_MAX) {
-		r = ssc_put_summary(e, e->seal_seg, e->seal_sum);
-		if (r)
-			goto fail;
-	}
+	r = ssc_ckpt_sealing_summary(e);
+	if (r)
+		goto fail;
 
 	ssc_map_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_ckpt_visit, &c);
 	r = c.r;
@@ -318,16 +358,7 @@ int __ssc_checkpoint(struct ssc_engine *e)
 	if (r)
 		goto fail;
 
-	h = e->ckpt_buf;
-	memset(h, 0, SSC_MBLOCK_SIZE);
-	h->magic = cpu_to_le32(SSC_CKPT_MAGIC);
-	h->seq = cpu_to_le64(e->ckpt_seq + 1);
-	h->nr_entries = cpu_to_le64(c.entries);
-	h->nr_blocks = cpu_to_le32(c.blk);
-	h->log_seq = cpu_to_le64(e->next_log_seq);
-	h->open_seg = cpu_to_le32(e->open_seg);
-	h->user_seq = cpu_to_le64(e->user_seq);
-	ssc_seal_crc(h, SSC_MBLOCK_SIZE);
+	h = ssc_ckpt_hdr(e, &c);
 	flush = ++e->flushes_issued;
 	r = ssc_meta_rw(e, REQ_OP_WRITE | REQ_SYNC | REQ_PREFLUSH | REQ_FUA,
 			e->ckpt_start[tgt], h, SSC_MBLOCK_SIZE);
@@ -335,12 +366,7 @@ int __ssc_checkpoint(struct ssc_engine *e)
 		goto fail;
 	e->flushes_done = flush;
 
-	e->ckpt_cur = tgt;
-	e->ckpt_seq++;
-	e->log_head = 0;
-	e->nr_pending = 0;
-	WRITE_ONCE(e->committed_lsn, e->appended_lsn);
-	e->st.checkpoints++;
+	ssc_ckpt_done(e, tgt, e->nr_pending, e->appended_lsn);
 	return 0;
 fail:
 	ssc_set_error(e, r);
@@ -410,23 +436,11 @@ int ssc_checkpoint_fuzzy(struct ssc_engine *e)
 	r = ssc_origin_flush(e, true);
 	if (r)
 		goto out;
-	/* see __ssc_checkpoint() */
-	if (e->seal_seg != U32_MAX) {
-		r = ssc_put_summary(e, e->seal_seg, e->seal_sum);
-		if (r)
-			goto fail;
-	}
+	r = ssc_ckpt_sealing_summary(e);
+	if (r)
+		goto fail;
 
-	h = e->ckpt_buf;
-	memset(h, 0, SSC_MBLOCK_SIZE);
-	h->magic = cpu_to_le32(SSC_CKPT_MAGIC);
-	h->seq = cpu_to_le64(e->ckpt_seq + 1);
-	h->nr_entries = cpu_to_le64(c.entries);
-	h->nr_blocks = cpu_to_le32(c.blk);
-	h->log_seq = cpu_to_le64(e->next_log_seq);
-	h->open_seg = cpu_to_le32(e->open_seg);
-	h->user_seq = cpu_to_le64(e->user_seq);
-	ssc_seal_crc(h, SSC_MBLOCK_SIZE);
+	h = ssc_ckpt_hdr(e, &c);
 	flush = ++e->flushes_issued;
 	/*
 	 * Not under e->lock: a segment opened from here on has its OPEN
@@ -440,14 +454,8 @@ int ssc_checkpoint_fuzzy(struct ssc_engine *e)
 		goto fail;
 	e->flushes_done = flush;
 
-	e->ckpt_cur = tgt;
-	e->ckpt_seq++;
-	e->log_head = 0;
 	/* the records appended during the walk start the new log */
-	e->nr_pending -= start_n;
-	memmove(e->pending, e->pending + start_n, e->nr_pending * sizeof(*e->pending));
-	WRITE_ONCE(e->committed_lsn, start_lsn);
-	e->st.checkpoints++;
+	ssc_ckpt_done(e, tgt, start_n, start_lsn);
 	goto out;
 fail:
 	ssc_set_error(e, r);
