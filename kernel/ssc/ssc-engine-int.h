@@ -6,6 +6,8 @@
  *                  lookups, slot allocation, publish/evict/clean, stats
  *   ssc-log.c      the operation log, commits, FLUSH, checkpoints
  *   ssc-gc.c       garbage collection with silent eviction
+ *   ssc-dirty.c    which dirty block write-back takes next: CLOCK over
+ *                  the segments, through their summaries
  *   ssc-recover.c  loading: checkpoint, log replay, verification, the
  *                  summaries of open segments; clean shutdown
  *
@@ -46,6 +48,7 @@ struct ssc_seg {
 	u32 valid;
 	u32 dirty;
 	u64 age;		/* e->user_seq when last written */
+	u64 seq;		/* e->seg_seq when opened; 0 if before the load */
 	/*
 	 * The record of the last block garbage collection moved into this
 	 * segment: until it is committed, a crash maps the block to its old
@@ -79,6 +82,8 @@ struct ssc_seg {
 #define SSC_PENDING_RECORDS	1024
 /* Checkpoint I/O staging buffer */
 #define SSC_CKPT_BUF_BLOCKS	16
+/* Segments write-back's hand finds in one pass over the segment table */
+#define SSC_WB_BATCH		64
 /* Summaries rebuilt at load in one walk of the map, at most */
 #define SSC_RECOVER_SUM_BYTES	(4U << 20)
 /* Shards of the block map: enough that hits on different CPUs rarely meet */
@@ -162,12 +167,26 @@ struct ssc_engine {
 	void *ckpt_buf;
 
 	/*
-	 * dirty table: ring of origin blocks in the order they got dirty, and
-	 * a bit per slot set when a dirty block is used again (CLOCK)
+	 * write-back's choice (ssc-dirty.c), under wb_lock: a CLOCK hand over
+	 * the segments by (open order, number), the next ones after it, the
+	 * summary of the segment at hand and the next entry of it; a bit per
+	 * slot, set when a dirty block is used again (NULL if nothing can be
+	 * dirty)
 	 */
-	u64 *dring;
-	u64 dring_size;
-	u64 dhead, dtail;
+	struct mutex wb_lock;		/* nests outside e->lock */
+	struct ssc_sum *wb_sum;
+	u32 wb_seg;			/* segment at hand, or U32_MAX */
+	u64 wb_seq;			/* its seq when its summary was loaded */
+	u32 wb_pos;
+	u32 wb_seen;			/* dirty blocks its summary named */
+	bool wb_rebuilt;		/* its summary needs no rebuilding */
+	u32 wb_hand_seg;		/* U32_MAX: start at the oldest */
+	u64 wb_hand_seq;
+	struct ssc_wb_next {
+		u64 seq;
+		u32 seg;
+	} wb_next[SSC_WB_BATCH];	/* segments after the hand, in order */
+	u32 wb_next_n, wb_next_i;
 	unsigned long *dref;
 	u64 nr_dirty;
 
@@ -204,7 +223,6 @@ int ssc_write_sb(struct ssc_engine *e, bool clean);
 int ssc_check_sb(struct ssc_engine *e, const void *buf, const char **err);
 bool ssc_sb_same_layout(const struct ssc_sb *a, const struct ssc_sb *b);
 int ssc_format(struct ssc_engine *e, const char **err);
-void ssc_dring_rebuild(struct ssc_engine *e);
 int ssc_write_summary(struct ssc_engine *e, u32 seg, struct ssc_sum *sum);
 void ssc_seal_finish(struct ssc_engine *e);
 int __ssc_reserve(struct ssc_engine *e, u64 oblock, bool gc,
@@ -222,6 +240,7 @@ int ssc_checkpoint_fuzzy(struct ssc_engine *e);
 /* ssc-gc.c */
 int ssc_pick(struct ssc_engine *e);
 int ssc_gc_one(struct ssc_engine *e);
+void ssc_summary_from_map(struct ssc_engine *e, u32 seg, struct ssc_sum *sum);
 
 static inline u32 slot_seg(const struct ssc_engine *e, u32 slot)
 {

@@ -996,6 +996,117 @@ static void ssc_engine_test_lru(struct kunit *test)
 	ssc_engine_destroy(e);
 }
 
+/*
+ * Write-back walks segments oldest first through their summaries, which it
+ * does not trust: one crafted to leave dirty blocks out or to name blocks
+ * out of range or in the wrong slot, or one unreadable, is rebuilt from the
+ * map and written again.
+ */
+static void ssc_engine_test_wb_segments(struct kunit *test)
+{
+	struct ssc_ram *d = ssc_test_ram(test);
+	struct ssc_engine *e = ssc_test_open(test, d);
+	u32 sum_bytes = e->summary_sectors << SECTOR_SHIFT;
+	struct ssc_sum *sum = kunit_kzalloc(test, sum_bytes, GFP_KERNEL);
+	struct ssc_engine_stats st;
+	u64 ob, got, want_dirty = 0;
+	static const u64 bad[] = { U64_MAX, BIT_ULL(48) + 1, 1 };
+	u32 i, sps = e->slots_per_seg;
+	int seg_a = -1;
+
+	KUNIT_ASSERT_NOT_NULL(test, sum);
+	/* segment A: blocks 0.., a third dirty; then 4 dirty blocks in B */
+	for (ob = 0; ob < sps; ob++) {
+		ssc_test_write(test, e, d, ob, 1, ob % 3 == 0);
+		want_dirty += ob % 3 == 0;
+	}
+	for (ob = 1000; ob < 1004; ob++)
+		ssc_test_write(test, e, d, ob, 1, true);
+	for (i = 0; i < e->nr_segs; i++)
+		if (e->segs[i].state == SEG_SEALED)
+			seg_a = i;
+	KUNIT_ASSERT_GE(test, seg_a, 0);
+	KUNIT_ASSERT_EQ(test, want_dirty, (u64)e->segs[seg_a].dirty);
+
+	/*
+	 * A's summary, with a valid checksum, names its first slot right and
+	 * then nothing, blocks out of range, or block 0 again
+	 */
+	KUNIT_ASSERT_EQ(test, 0, ssc_ram_rw(d, REQ_OP_READ, seg_summary_sector(e, seg_a), sum,
+					    sum_bytes));
+	for (i = 1; i < sps; i++)
+		sum->oblock[i] = i % 4 ? cpu_to_le64(bad[i % 4 - 1]) : 0;
+	ssc_seal_crc(sum, sum_bytes);
+	KUNIT_ASSERT_EQ(test, 0, ssc_ram_rw(d, REQ_OP_WRITE, seg_summary_sector(e, seg_a), sum,
+					    sum_bytes));
+	/* A's dirty blocks first, in slot order, all of them; then B's */
+	for (ob = 0; ob < sps; ob += 3) {
+		KUNIT_ASSERT_EQ(test, 0, ssc_next_dirty(e, &got));
+		KUNIT_EXPECT_EQ_MSG(test, got, ob, "candidate from segment A");
+		KUNIT_ASSERT_EQ(test, 0, ssc_clean(e, got));
+	}
+	for (ob = 1000; ob < 1004; ob++) {
+		KUNIT_ASSERT_EQ(test, 0, ssc_next_dirty(e, &got));
+		KUNIT_EXPECT_EQ(test, got, ob);
+		KUNIT_ASSERT_EQ(test, 0, ssc_clean(e, got));
+	}
+	KUNIT_EXPECT_EQ(test, -ENOENT, ssc_next_dirty(e, &got));
+	/* the rebuilt summary was written: it names block 3 in slot 3 again */
+	KUNIT_ASSERT_EQ(test, 0, ssc_ram_rw(d, REQ_OP_READ, seg_summary_sector(e, seg_a), sum,
+					    sum_bytes));
+	KUNIT_EXPECT_TRUE(test, ssc_check_crc(sum, sum_bytes, SSC_SUM_MAGIC));
+	KUNIT_EXPECT_EQ(test, 4ULL, le64_to_cpu(sum->oblock[3]));
+
+	/* a segment whose summary is unreadable, after a crash */
+	for (ob = 2000; ob < 2000 + 2 * sps; ob++)
+		ssc_test_write(test, e, d, ob, 1, ob % 2 == 0);
+	KUNIT_ASSERT_EQ(test, 0, ssc_commit_pending(e));
+	ssc_engine_destroy(e);
+	e = ssc_test_open(test, d);
+	for (i = 0; i < e->nr_segs; i++)
+		if (e->segs[i].state == SEG_SEALED && e->segs[i].dirty)
+			d->mem[(seg_summary_sector(e, i) << SECTOR_SHIFT) + 100] ^= 0x5a;
+	for (ob = 0; ob < sps; ob++) {
+		KUNIT_ASSERT_EQ(test, 0, ssc_next_dirty(e, &got));
+		KUNIT_EXPECT_TRUE_MSG(test, got >= 2000 && got % 2 == 0, "candidate %llu", got);
+		KUNIT_ASSERT_EQ(test, 0, ssc_clean(e, got));
+	}
+	KUNIT_EXPECT_EQ(test, -ENOENT, ssc_next_dirty(e, &got));
+	ssc_engine_get_stats(e, &st);
+	KUNIT_EXPECT_EQ(test, 0ULL, st.dirty);
+	ssc_engine_destroy(e);
+}
+
+/*
+ * The hand goes round: while writes keep coming into the open segment, the
+ * dirty blocks of an older segment, passed over once for their reference
+ * bits, are taken on the next round, not starved by the newest ones.
+ */
+static void ssc_engine_test_wb_round(struct kunit *test)
+{
+	struct ssc_ram *d = ssc_test_ram(test);
+	struct ssc_engine *e = ssc_test_open(test, d);
+	u32 i, sps = e->slots_per_seg;
+	u64 ob, got;
+
+	/* segment A, all dirty, every block read since */
+	for (ob = 0; ob < sps; ob++)
+		ssc_test_write(test, e, d, ob, 1, true);
+	for (ob = 0; ob < sps; ob++)
+		KUNIT_EXPECT_EQ(test, SSC_DIRTY, ssc_test_read(test, e, d, ob, 1));
+	ssc_test_write(test, e, d, 5000, 1, true);
+	KUNIT_ASSERT_EQ(test, 0, ssc_next_dirty(e, &got));
+	KUNIT_EXPECT_EQ_MSG(test, got, 5000ULL, "A passed over once");
+	KUNIT_ASSERT_EQ(test, 0, ssc_clean(e, got));
+	for (i = 0; i < 4; i++) {
+		ssc_test_write(test, e, d, 5001 + i, 1, true);
+		KUNIT_ASSERT_EQ(test, 0, ssc_next_dirty(e, &got));
+		KUNIT_EXPECT_EQ_MSG(test, got, (u64)i, "the older segment's turn");
+		KUNIT_ASSERT_EQ(test, 0, ssc_clean(e, got));
+	}
+	ssc_engine_destroy(e);
+}
+
 /* Formatting is asked for, and happens at the first load, never at create. */
 static void ssc_engine_test_format(struct kunit *test)
 {
@@ -1945,6 +2056,8 @@ static struct kunit_case ssc_engine_test_cases[] = {
 	KUNIT_CASE(ssc_engine_test_recover_summaries),
 	KUNIT_CASE(ssc_engine_test_log_corruption),
 	KUNIT_CASE(ssc_engine_test_lru),
+	KUNIT_CASE(ssc_engine_test_wb_segments),
+	KUNIT_CASE(ssc_engine_test_wb_round),
 	KUNIT_CASE(ssc_engine_test_format),
 	KUNIT_CASE(ssc_engine_test_clean_after_origin_flush),
 	KUNIT_CASE(ssc_engine_test_evict_after_gc),

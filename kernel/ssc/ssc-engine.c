@@ -3,18 +3,17 @@
  * The SSC engine of dm-ssc: a FlashTier solid-state cache kept by the host
  * on a plain flash device. See ssc-engine.h for the interface,
  * ssc-format.h for the on-disk layout and ssc-engine-int.h for the files
- * of the engine. This one has the layout, create/destroy, the dirty table,
+ * of the engine. This one has the layout, create/destroy,
  * lookups, slot allocation, publish/evict/clean and the statistics.
  *
  * State in RAM:
  *  - the sparse map, origin block -> (slot << 1 | dirty); the only per-block
  *    state (unified address space: there is no second table);
- *  - one struct ssc_seg per segment (valid/dirty counts, age, state and an
- *    in-flight count that garbage collection waits on);
+ *  - one struct ssc_seg per segment (valid/dirty counts, age, open order,
+ *    state and an in-flight count that garbage collection waits on);
  *  - the open segment's summary, the pending log records, and in write-back
- *    a ring of dirty origin blocks in the order they became dirty plus one
- *    reference bit per slot: write-back takes the least recently used dirty
- *    block by CLOCK (second chance) over that ring.
+ *    one reference bit per slot: write-back walks the segments holding
+ *    dirty blocks through their summaries, by CLOCK (ssc-dirty.c).
  *
  * Locking: e->commit_lock serializes log writes and checkpoints; e->lock
  * protects everything else and nests inside commit_lock. Data I/O is never
@@ -386,10 +385,13 @@ struct ssc_engine *ssc_engine_create(const struct ssc_geometry *geo,
 	e->priv = priv;
 	mutex_init(&e->commit_lock);
 	mutex_init(&e->lock);
+	mutex_init(&e->wb_lock);
 	init_waitqueue_head(&e->space_wq);
 	init_waitqueue_head(&e->inflight_wq);
 	e->open_seg = U32_MAX;
 	e->seal_seg = U32_MAX;
+	e->wb_seg = U32_MAX;
+	e->wb_hand_seg = U32_MAX;
 
 	if (format) {
 		r = ssc_compute_layout(&e->geo, &e->sb);
@@ -452,6 +454,7 @@ layout_known:
 	e->sum = kvzalloc(e->summary_sectors << SECTOR_SHIFT, GFP_KERNEL);
 	e->seal_sum = kvzalloc(e->summary_sectors << SECTOR_SHIFT, GFP_KERNEL);
 	e->gc_sum = kvzalloc(e->summary_sectors << SECTOR_SHIFT, GFP_KERNEL);
+	e->wb_sum = kvzalloc(e->summary_sectors << SECTOR_SHIFT, GFP_KERNEL);
 	e->gc_copy = kvcalloc(e->slots_per_seg, sizeof(u64), GFP_KERNEL);
 	e->gc_data = kvmalloc(geo->block_sectors << SECTOR_SHIFT, GFP_KERNEL);
 	e->max_pending = SSC_PENDING_RECORDS;
@@ -460,8 +463,8 @@ layout_known:
 	e->log_buf = kvmalloc(DIV_ROUND_UP(2 * e->max_pending, e->log_per_block) * e->lbs,
 			      GFP_KERNEL);
 	e->ckpt_buf = kvmalloc(SSC_CKPT_BUF_BLOCKS * SSC_MBLOCK_SIZE, GFP_KERNEL);
-	if (!e->segs || !e->sum || !e->seal_sum || !e->gc_sum || !e->gc_copy || !e->gc_data ||
-	    !e->pending || !e->log_buf || !e->ckpt_buf)
+	if (!e->segs || !e->sum || !e->seal_sum || !e->gc_sum || !e->wb_sum || !e->gc_copy ||
+	    !e->gc_data || !e->pending || !e->log_buf || !e->ckpt_buf)
 		goto bad;
 
 	/* GC keeps 2 segments for itself and tries to keep ~3% free */
@@ -492,7 +495,7 @@ void ssc_engine_destroy(struct ssc_engine *e)
 	kvfree(e->pending);
 	kvfree(e->log_buf);
 	kvfree(e->ckpt_buf);
-	kvfree(e->dring);
+	kvfree(e->wb_sum);
 	bitmap_free(e->dref);
 	kfree(e);
 }
@@ -507,124 +510,15 @@ u64 ssc_engine_nr_slots(const struct ssc_engine *e)
 	return e->nr_slots;
 }
 
-/* ---------------------------------------------------------------------
- * Dirty table
- */
-
-static int ssc_dring_fill(void *ctx, u64 key, u64 val)
-{
-	struct ssc_engine *e = ctx;
-
-	if (val_dirty(val) && e->dtail - e->dhead < e->dring_size)
-		e->dring[e->dtail++ % e->dring_size] = key;
-	return 0;
-}
-
-void ssc_dring_rebuild(struct ssc_engine *e)
-{
-	if (!e->dring)
-		return;
-	e->dhead = 0;
-	e->dtail = 0;
-	ssc_map_visit_range(e->map, 0, 1ULL << e->key_bits, ssc_dring_fill, e);
-}
-
 /*
  * A dirty block in @slot was used: write-back passes it over once. The bit
- * of a slot holding a clean block is never read: a block only becomes dirty
- * in a fresh slot, through ssc_dring_push().
+ * of a slot holding a clean block is never read: a block becomes dirty in a
+ * fresh slot, which ssc_publish() gives a clear bit.
  */
 static inline void ssc_dref_mark(struct ssc_engine *e, u32 slot)
 {
 	if (e->dref)
 		set_bit(slot, e->dref);
-}
-
-/* @oblock just became dirty in @slot: the ring's tail, its newest end */
-static void ssc_dring_push(struct ssc_engine *e, u64 oblock, u32 slot)
-{
-	if (!e->dring)
-		return;
-	if (e->dtail - e->dhead >= e->dring_size) {
-		/* only stale entries can fill it: compact from the map */
-		ssc_dring_rebuild(e);
-		return;
-	}
-	e->dring[e->dtail++ % e->dring_size] = oblock;
-}
-
-static int ssc_first_dirty(void *ctx, u64 key, u64 val)
-{
-	u64 *found = ctx;
-
-	if (!val_dirty(val))
-		return 0;
-	*found = key;
-	return 1;
-}
-
-/*
- * Second chances ssc_next_dirty() gives in one call before it takes the
- * block at hand anyway: bounds the time it holds e->lock.
- */
-#define SSC_DREF_BUDGET	4096
-
-/**
- * ssc_next_dirty() - the next write-back candidate
- * @e: the engine
- * @oblock: receives a dirty origin block
- *
- * The least recently used dirty block, by CLOCK: the ring holds dirty
- * blocks in the order they became dirty, and a block used since (a read
- * hit or an overwrite) has its reference bit cleared and goes back to the
- * newest end instead of being taken. A block that is skipped by the
- * caller is found again when the table runs dry and is rebuilt.
- *
- * Return: 0, or -ENOENT when no block is dirty.
- */
-int ssc_next_dirty(struct ssc_engine *e, u64 *oblock)
-{
-	unsigned int budget = SSC_DREF_BUDGET;
-	bool rebuilt = false;
-	u64 val, ob;
-	int r = -ENOENT;
-
-	mutex_lock(&e->lock);
-	for (;;) {
-		if (e->dhead == e->dtail) {
-			if (rebuilt || !e->nr_dirty)
-				break;
-			if (!e->dring) {
-				/* no table: take the first dirty block found */
-				u64 found = U64_MAX;
-
-				ssc_map_visit_range(e->map, 0, 1ULL << e->key_bits,
-						    ssc_first_dirty, &found);
-				if (found != U64_MAX) {
-					*oblock = found;
-					r = 0;
-				}
-				break;
-			}
-			ssc_dring_rebuild(e);
-			rebuilt = true;
-			continue;
-		}
-		ob = e->dring[e->dhead++ % e->dring_size];
-		if (!ssc_map_lookup(e->map, ob, &val) || !val_dirty(val))
-			continue;	/* stale: cleaned or evicted since */
-		if (budget && test_and_clear_bit(val_slot(val), e->dref)) {
-			/* used since it got dirty: a second chance */
-			e->dring[e->dtail++ % e->dring_size] = ob;
-			budget--;
-			continue;
-		}
-		*oblock = ob;
-		r = 0;
-		break;
-	}
-	mutex_unlock(&e->lock);
-	return r;
 }
 
 /* ---------------------------------------------------------------------
@@ -836,6 +730,7 @@ static int ssc_open_seg(struct ssc_engine *e, bool gc)
 	e->open_seg = seg;
 	e->open_next = 0;
 	e->seg_seq++;
+	e->segs[seg].seq = e->seg_seq;
 	memset(e->sum, 0, e->summary_sectors << SECTOR_SHIFT);
 	e->sum->seg_seq = cpu_to_le64(e->seg_seq);
 	ssc_log_append(e, SSC_REC_OPEN, 0, seg, 0);
@@ -990,9 +885,7 @@ int ssc_publish(struct ssc_engine *e, u64 oblock, const struct ssc_loc *loc,
 	if (had)
 		ssc_unaccount(e, old);
 	ssc_account(e, val);
-	if (dirty && !(had && val_dirty(old)))
-		ssc_dring_push(e, oblock, loc->slot);
-	else if (dirty)
+	if (dirty && had && val_dirty(old))
 		ssc_dref_mark(e, loc->slot);	/* rewritten to a new slot */
 	e->segs[loc->seg].age = ++e->user_seq;
 	*lsn = ssc_log_append(e, SSC_REC_INSERT, oblock, loc->slot,
@@ -1098,8 +991,7 @@ void ssc_engine_get_stats(struct ssc_engine *e, struct ssc_engine_stats *st)
 	st->log_used = e->log_head;
 	st->log_blocks = e->log_blocks;
 	st->ram_bytes = ssc_map_bytes(e->map) + (size_t)e->nr_segs * sizeof(*e->segs) +
-		(e->dring ? e->dring_size * sizeof(u64) +
-		 BITS_TO_LONGS(e->nr_slots) * sizeof(long) : 0);
+		(e->dref ? BITS_TO_LONGS(e->nr_slots) * sizeof(long) : 0);
 	st->error = e->error;
 	mutex_unlock(&e->lock);
 }

@@ -105,8 +105,7 @@ static int ssc_scan_seg(void *ctx, u64 key, u64 val)
 }
 
 /* Rebuild a segment's reverse map from the forward map. Under e->lock. */
-static void ssc_summary_from_map(struct ssc_engine *e, u32 seg,
-				 struct ssc_sum *sum)
+void ssc_summary_from_map(struct ssc_engine *e, u32 seg, struct ssc_sum *sum)
 {
 	struct ssc_scan_ctx c = { .e = e, .seg = seg, .sum = sum };
 

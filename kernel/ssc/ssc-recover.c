@@ -466,6 +466,7 @@ int ssc_engine_load(struct ssc_engine *e, bool want_dirty_table, const char **er
 		struct ssc_seg *s = &e->segs[seg];
 
 		s->age = e->user_seq;
+		s->seq = 0;		/* opened before: in number order */
 		if (!s->valid) {
 			s->state = SEG_FREE;
 			e->free_segs++;
@@ -475,20 +476,21 @@ int ssc_engine_load(struct ssc_engine *e, bool want_dirty_table, const char **er
 	}
 	/* segments being filled since the checkpoint: summaries may be stale */
 	ret = ssc_rebuild_summaries(e, suspect, err);
-	if (!ret && (want_dirty_table || e->nr_dirty)) {
-		/* a load that failed after this point may be tried again */
-		kvfree(e->dring);
-		bitmap_free(e->dref);
-		e->dring_size = e->nr_slots + 1;
-		e->dring = kvmalloc_array(e->dring_size, sizeof(u64), GFP_KERNEL);
+	if (e->dref) {
+		bitmap_zero(e->dref, e->nr_slots);	/* a load tried again */
+	} else if (!ret && (want_dirty_table || e->nr_dirty)) {
+		/* a bit per slot: the only per-block state write-back keeps */
 		e->dref = bitmap_zalloc(e->nr_slots, GFP_KERNEL);
-		if (!e->dring || !e->dref) {
+		if (!e->dref) {
 			ret = -ENOMEM;
 			*err = "Cannot allocate the dirty table";
-		} else {
-			ssc_dring_rebuild(e);
 		}
 	}
+	/* write-back starts again at the oldest segment */
+	e->wb_seg = U32_MAX;
+	e->wb_hand_seg = U32_MAX;
+	e->wb_next_n = 0;
+	e->wb_next_i = 0;
 	if (!ret) {
 		ret = __ssc_checkpoint(e);
 		if (ret)
