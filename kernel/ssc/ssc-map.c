@@ -94,6 +94,16 @@ struct ssc_map *ssc_map_create(unsigned int key_bits, unsigned int val_bits,
 	map->mask = (1ULL << key_bits) - 1;
 	map->mult = get_random_u64() | 1;
 	map->inv = ssc_map_inverse(map->mult);
+	/*
+	 * Changes are serialized by the caller, one array at a time: a
+	 * reserve of two per size for all the shards lets every insert made
+	 * with GFP_NOIO succeed, waiting for memory if it must
+	 */
+	map->reserve = ssc_smap_reserve_create(2);
+	if (!map->reserve) {
+		kfree(map);
+		return NULL;
+	}
 
 	mean = entries >> sb;
 	per = min(entries, mean + 6 * int_sqrt64(mean) + 64);
@@ -107,6 +117,7 @@ struct ssc_map *ssc_map_create(unsigned int key_bits, unsigned int val_bits,
 			return NULL;
 		}
 		ssc_smap_set_lock(sh->m, &sh->lock);
+		ssc_smap_set_reserve(sh->m, map->reserve);
 	}
 	return map;
 }
@@ -119,6 +130,7 @@ void ssc_map_destroy(struct ssc_map *map)
 		return;
 	for (i = 0; i < (1U << map->shard_bits); i++)
 		ssc_smap_destroy(map->shards[i].m);
+	ssc_smap_reserve_destroy(map->reserve);
 	kfree(map);
 }
 
@@ -280,7 +292,8 @@ u64 ssc_map_count(const struct ssc_map *map)
 
 size_t ssc_map_bytes(const struct ssc_map *map)
 {
-	size_t n = kmalloc_size_roundup(struct_size(map, shards, 1U << map->shard_bits));
+	size_t n = kmalloc_size_roundup(struct_size(map, shards, 1U << map->shard_bits)) +
+		ssc_smap_reserve_bytes(map->reserve);
 	unsigned int i;
 
 	for (i = 0; i < (1U << map->shard_bits); i++)

@@ -29,6 +29,7 @@ struct ssc_map {
 	unsigned int shard_bits;	/* 2^shard_bits shards */
 	u64 mask;			/* 2^key_bits - 1 */
 	u64 mult, inv;			/* a random odd multiplier, its inverse */
+	struct ssc_smap_reserve *reserve;	/* group arrays for inserts */
 	struct ssc_map_shard shards[];
 };
 

@@ -603,6 +603,49 @@ static void ssc_smap_test_alloc_failure(struct kunit *test)
 	ssc_test_check(test, m);
 }
 
+/*
+ * With a reserve, an insert that may wait for memory takes its group array
+ * from the reserve's pools, not from a slab allocation that can fail (the
+ * injected failures hit that path only); optional shrinking arrays on
+ * removal never come from the reserve. Contents and accounting stay right.
+ */
+static void ssc_smap_test_reserve(struct kunit *test)
+{
+	struct ssc_smap_reserve *r = ssc_smap_reserve_create(2);
+	struct ssc_smap *m;
+	unsigned int i;
+	u64 v;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	m = ssc_smap_create(32, 24, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	KUNIT_ASSERT_EQ(test, 0, ssc_smap_presize(m, 4096, GFP_KERNEL));
+	ssc_smap_set_reserve(m, r);
+	for (i = 0; i < 4096; i++) {
+		ssc_smap_fail_countdown = 0;
+		KUNIT_ASSERT_EQ_MSG(test, 0, ssc_smap_insert(m, i * 7919ULL, i, GFP_NOIO),
+				    "insert %u", i);
+	}
+	ssc_smap_fail_countdown = -1;
+	ssc_test_check(test, m);
+	/* without a blocking allocation, the slab path (and its failure) */
+	ssc_smap_fail_countdown = 0;
+	for (i = 0; i < 4096; i += 2)
+		KUNIT_ASSERT_TRUE(test, ssc_smap_remove(m, i * 7919ULL, NULL, GFP_NOWAIT));
+	ssc_smap_fail_countdown = -1;
+	ssc_test_check(test, m);
+	for (i = 0; i < 4096; i++) {
+		bool found = ssc_smap_lookup(m, i * 7919ULL, &v);
+
+		KUNIT_EXPECT_EQ_MSG(test, found, i % 2 == 1, "key %u", i);
+		if (found)
+			KUNIT_EXPECT_EQ(test, v, (u64)i);
+	}
+	KUNIT_EXPECT_GT(test, ssc_smap_reserve_bytes(r), (size_t)2 * 8 * 32);
+	ssc_smap_destroy(m);
+	ssc_smap_reserve_destroy(r);
+}
+
 static void ssc_smap_test_memory(struct kunit *test)
 {
 	struct ssc_smap *m = ssc_smap_create(32, 24, GFP_KERNEL);
@@ -703,6 +746,7 @@ static struct kunit_case ssc_smap_test_cases[] = {
 	KUNIT_CASE(ssc_smap_test_wrap),
 	KUNIT_CASE(ssc_smap_test_random),
 	KUNIT_CASE(ssc_smap_test_alloc_failure),
+	KUNIT_CASE(ssc_smap_test_reserve),
 	KUNIT_CASE(ssc_smap_test_memory),
 	KUNIT_CASE_SLOW(ssc_smap_test_million),
 	{}

@@ -54,6 +54,7 @@
 #include <linux/kernel.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
+#include <linux/mempool.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -99,6 +100,7 @@ struct ssc_smap {
 	u32 min_buckets;	/* never shrink below (presized) */
 	u64 rehashes;		/* table generations after the first */
 	rwlock_t *lock;		/* written around changes; see ssc_smap_set_lock() */
+	struct ssc_smap_reserve *reserve;	/* arrays for inserts, or NULL */
 	u64 hmask;		/* 2^hb - 1 */
 	u64 inv1;		/* inverses of SSC_MIX1/2 mod 2^64 */
 	u64 inv2;
@@ -110,6 +112,11 @@ struct ssc_smap {
 	u32 inl_bitmap[SSC_MIN_GROUPS];
 	void *inl_grp[SSC_MIN_GROUPS];
 	u8 inl_cls[SSC_MIN_GROUPS];
+};
+
+struct ssc_smap_reserve {
+	unsigned int min_nr;
+	mempool_t pools[SSC_NCLASSES];	/* one per array size class */
 };
 
 static DEFINE_MUTEX(ssc_smap_global_lock);
@@ -412,16 +419,30 @@ static bool ssc_next_entry(const struct ssc_smap *m, const struct ssc_tab *t,
 	return true;
 }
 
-static inline void *ssc_arr_alloc(unsigned int cls, gfp_t gfp)
+/*
+ * A group array of size class @cls, zeroed. From the map's reserve when the
+ * caller may wait for memory: then it does not fail.
+ */
+static void *ssc_arr_alloc(struct ssc_smap *m, unsigned int cls, gfp_t gfp)
 {
+	void *a;
+
+	if (m->reserve && gfpflags_allow_blocking(gfp)) {
+		a = mempool_alloc(&m->reserve->pools[cls], gfp);
+		memset(a, 0, (cls + 1) * SSC_CLASS_STEP);
+		return a;
+	}
 	if (ssc_fail_alloc())
 		return NULL;
 	return kmem_cache_zalloc(ssc_smap_caches[cls], gfp);
 }
 
-static inline void ssc_arr_free(void *a, unsigned int cls)
+static inline void ssc_arr_free(struct ssc_smap *m, void *a, unsigned int cls)
 {
-	kmem_cache_free(ssc_smap_caches[cls], a);
+	if (m->reserve)
+		mempool_free(a, &m->reserve->pools[cls]);
+	else
+		kmem_cache_free(ssc_smap_caches[cls], a);
 }
 
 /* real size of a kmalloc()ed or vmalloc()ed block of @size bytes at @p */
@@ -525,7 +546,7 @@ static size_t ssc_tab_free(struct ssc_smap *m, struct ssc_tab *t)
 	for (g = 0; g < t->ngroups; g++) {
 		if (t->grp[g]) {
 			bytes += ssc_class_size(t->cls[g]);
-			ssc_arr_free(t->grp[g], t->cls[g]);
+			ssc_arr_free(m, t->grp[g], t->cls[g]);
 		}
 	}
 	if (!ssc_tab_inline(m, t))
@@ -626,7 +647,7 @@ static int ssc_rehash(struct ssc_smap *m, u32 nbuckets, gfp_t gfp)
 		if (!n)
 			continue;
 		nt.cls[ng] = ssc_class(&nt, n);
-		nt.grp[ng] = ssc_arr_alloc(nt.cls[ng], gfp);
+		nt.grp[ng] = ssc_arr_alloc(m, nt.cls[ng], gfp);
 		if (!nt.grp[ng]) {
 			ret = -ENOMEM;
 			goto out_tab;
@@ -753,6 +774,52 @@ void ssc_smap_set_lock(struct ssc_smap *m, rwlock_t *lock)
 	m->lock = lock;
 }
 
+struct ssc_smap_reserve *ssc_smap_reserve_create(unsigned int min_nr)
+{
+	struct ssc_smap_reserve *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	unsigned int i;
+
+	if (!r)
+		return NULL;
+	r->min_nr = min_nr;
+	for (i = 0; i < SSC_NCLASSES; i++) {
+		if (mempool_init_slab_pool(&r->pools[i], min_nr, ssc_smap_caches[i])) {
+			while (i--)
+				mempool_exit(&r->pools[i]);
+			kfree(r);
+			return NULL;
+		}
+	}
+	return r;
+}
+
+void ssc_smap_reserve_destroy(struct ssc_smap_reserve *r)
+{
+	unsigned int i;
+
+	if (!r)
+		return;
+	for (i = 0; i < SSC_NCLASSES; i++)
+		mempool_exit(&r->pools[i]);
+	kfree(r);
+}
+
+size_t ssc_smap_reserve_bytes(const struct ssc_smap_reserve *r)
+{
+	size_t n = kmalloc_size_roundup(sizeof(*r));
+	unsigned int i;
+
+	for (i = 0; i < SSC_NCLASSES; i++)
+		n += (size_t)r->min_nr * (i + 1) * SSC_CLASS_STEP +
+			kmalloc_size_roundup(r->min_nr * sizeof(void *));
+	return n;
+}
+
+void ssc_smap_set_reserve(struct ssc_smap *m, struct ssc_smap_reserve *r)
+{
+	m->reserve = r;
+}
+
 u64 ssc_smap_rehashes(const struct ssc_smap *m)
 {
 	return m->rehashes;
@@ -799,7 +866,7 @@ static int ssc_try_insert(struct ssc_smap *m, u32 home, u64 rem, u64 val, gfp_t 
 	n = hweight32(t->bitmap[g]);
 	cls = ssc_class(t, n + 1);
 	if (!n || cls > t->cls[g]) {
-		arr = ssc_arr_alloc(cls, gfp);
+		arr = ssc_arr_alloc(m, cls, gfp);
 		if (!arr)
 			return -ENOMEM;
 	}
@@ -836,7 +903,7 @@ static int ssc_try_insert(struct ssc_smap *m, u32 home, u64 rem, u64 val, gfp_t 
 	ssc_wunlock(m);
 	if (arr) {
 		if (old_arr) {
-			ssc_arr_free(old_arr, old_cls);
+			ssc_arr_free(m, old_arr, old_cls);
 			m->bytes -= ssc_class_size(old_cls);
 		}
 		m->bytes += ssc_class_size(cls);
@@ -959,7 +1026,9 @@ bool ssc_smap_remove(struct ssc_smap *m, u64 key, u64 *old_val, gfp_t gfp)
 	if (n > 1) {
 		cls = ssc_class(t, n - 1);
 		if (cls < t->cls[g])
-			arr = ssc_arr_alloc(cls, gfp | __GFP_NOWARN);
+			/* optional: never from the reserve, never waiting */
+			arr = ssc_arr_alloc(m, cls, (gfp & ~__GFP_DIRECT_RECLAIM) |
+					    __GFP_NOWARN);
 	}
 
 	ssc_wlock(m);
@@ -971,7 +1040,7 @@ bool ssc_smap_remove(struct ssc_smap *m, u64 key, u64 *old_val, gfp_t gfp)
 	old = ssc_clear_bucket(m, pos, arr, cls, &old_cls);
 	ssc_wunlock(m);
 	if (old) {
-		ssc_arr_free(old, old_cls);
+		ssc_arr_free(m, old, old_cls);
 		m->bytes -= ssc_class_size(old_cls);
 	}
 	if (arr)

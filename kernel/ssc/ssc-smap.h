@@ -18,6 +18,7 @@
 #include <linux/spinlock_types.h>
 
 struct ssc_smap;
+struct ssc_smap_reserve;
 
 /**
  * ssc_smap_global_init() - create the module-wide slab caches of the map
@@ -78,6 +79,40 @@ int ssc_smap_presize(struct ssc_smap *m, u64 entries, gfp_t gfp);
  * ssc_smap_visit_range(), ssc_smap_count() and ssc_smap_bytes().
  */
 void ssc_smap_set_lock(struct ssc_smap *m, rwlock_t *lock);
+
+/**
+ * ssc_smap_reserve_create() - a reserve of group arrays for maps to grow from
+ * @min_nr: arrays of each size kept in reserve
+ *
+ * A mempool per array size, made at construction: a map given it with
+ * ssc_smap_set_reserve() takes the arrays an insert or a rehash needs from
+ * it whenever the gfp flags allow direct reclaim (GFP_NOIO, GFP_KERNEL), so
+ * such a call never fails for memory; it may wait for it. Freed arrays
+ * refill it. Changes of all the maps sharing one reserve must be
+ * serialized, as each takes at most one array at a time from it.
+ * Return: the reserve, or NULL if memory could not be allocated.
+ */
+struct ssc_smap_reserve *ssc_smap_reserve_create(unsigned int min_nr);
+
+/**
+ * ssc_smap_reserve_destroy() - free a reserve
+ * @r: the reserve, or NULL; no map may use it any more
+ */
+void ssc_smap_reserve_destroy(struct ssc_smap_reserve *r);
+
+/**
+ * ssc_smap_reserve_bytes() - memory a reserve holds
+ * @r: the reserve
+ * Return: its size in bytes, the arrays it keeps included.
+ */
+size_t ssc_smap_reserve_bytes(const struct ssc_smap_reserve *r);
+
+/**
+ * ssc_smap_set_reserve() - take group arrays from a reserve
+ * @m: the map, still empty or holding only arrays of the slab caches
+ * @r: the reserve, which must outlive @m; or NULL
+ */
+void ssc_smap_set_reserve(struct ssc_smap *m, struct ssc_smap_reserve *r);
 
 /**
  * ssc_smap_rehashes() - table rebuilds since the map was created or presized
