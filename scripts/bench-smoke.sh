@@ -79,7 +79,13 @@ need(len(rec) == 2, "recovery: not a row per cache size")
 for r in rec:
     need(r[2] != "-" and r[4] != "-", "recovery at " + r[0] + " MiB: not measured for both")
     need(num(r[1]) > 0, "recovery at " + r[0] + " MiB: nothing written")
-need("recovery growth from" in text, "no recovery growth line")'
+need("recovery growth from" in text, "no recovery growth line")
+full = {r[0]: r for r in rows if r[0].endswith("_full")}
+for t in ("ssc_wb_full", "ssc_wt_full"):
+    need(t in full, "RAM on a full cache: no row for " + t)
+    need(num(full[t][1]) > 0.5, t + ": cache not filled: " + full[t][1])
+    need(num(full[t][3]) > 0, t + ": no RAM figure")
+need(num(full["ssc_wb_full"][2]) > 0, "ssc_wb_full: nothing dirty")'
 }
 
 # make bench-traces: one trace, every target a row with throughput and hits

@@ -23,7 +23,9 @@ cp "$SSC_OUT/results/bench.tap" "$SSC_OUT/bench/bench.tap"
 grep -o 'BENCH .*' "$SSC_OUT/bench/bench.tap" | awk '
 	{
 		t = $2; k = $3; v = $4; val[t, k] = v
-		if (t ~ /_recovery$/) {
+		if (t ~ /_full$/) {
+			if (!(t in fseen)) { fseen[t] = 1; full[++nf] = t }
+		} else if (t ~ /_recovery$/) {
 			if (k ~ /^ms_/ && !((k) in rseen)) { rseen[k] = 1; rsize[++nr] = substr(k, 4) }
 		} else if (!(t in seen)) { seen[t] = 1; order[++n] = t }
 	}
@@ -50,6 +52,14 @@ grep -o 'BENCH .*' "$SSC_OUT/bench/bench.tap" | awk '
 				r(g("ssc_wb", "write_ratio"), g(p, "write_ratio")),
 				r(g("ssc_wb", "zipf_iops"), g(p, "zipf_iops")), p,
 				r(g("ssc_wt", "read_ratio"), g(p, "read_ratio"))
+		}
+		if (nf) {
+			print ""
+			print "| RAM on a full cache | cached / slots | dirty / cached | B per cached block (self-reported) |"
+			print "|---|---|---|---|"
+			for (i = 1; i <= nf; i++)
+				printf "| %s | %s | %s | %s |\n", full[i], g(full[i], "cached_of_slots"),
+					g(full[i], "dirty_of_cached"), g(full[i], "ram_own_per_cached")
 		}
 		if (!nr)
 			exit

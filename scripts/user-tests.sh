@@ -85,6 +85,8 @@ t "bench-smoke --check bench: a missing target row fails" smoke_fails bench '/^|
 t "bench-smoke --check bench: nothing cached fails" smoke_fails bench 's#| 4096/119340 #| 0/119340 #'
 t "bench-smoke --check bench: a recovery not measured fails" smoke_fails bench 's#^\(| 32 | [0-9]* | [0-9]* | [0-9]* | \)[0-9]* |#\1- |#'
 t "bench-smoke --check bench: a missing recovery size fails" smoke_fails bench '/^| 24 | /d'
+t "bench-smoke --check bench: a missing full-cache RAM row fails" smoke_fails bench '/^| ssc_wb_full /d'
+t "bench-smoke --check bench: a cache not filled for the RAM figure fails" smoke_fails bench 's#^| ssc_wt_full | 0.596 #| ssc_wt_full | 0.100 #'
 t "bench-smoke --check bench-traces: a crashed target fails" smoke_fails bench-traces 's#^| zipf-read | bcache | .*#| zipf-read | bcache | **crashed the kernel** (x; boot1) | | | | | | | | | |#'
 t "bench-smoke --check bench-hashcache: a missing policy fails" smoke_fails bench-hashcache '/^| loglru+prefetch /d'
 t "bench-smoke --check bench-hashcache: no I/Os per hit fails" smoke_fails bench-hashcache 's#^| set | 0.0 (0) | 1.000#| set | 0.0 (0) | 0.000#'

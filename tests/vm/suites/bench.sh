@@ -263,5 +263,47 @@ for mb in $RMB; do
 		dmsetup remove rc
 	done
 done
+
+# RAM by ssc's own count on a full cache (a count, not a timing): writeback
+# with a fifth of the slots' worth of blocks written dirty first, and
+# writethrough; then reads of a range twice the cache fill the rest (clean),
+# until the number cached stops growing. Cache size: the smallest of
+# BENCH_RECOVERY_MB.
+RAM_MB=$rmax
+for mb in $RMB; do [ "$mb" -lt "$RAM_MB" ] && RAM_MB=$mb; done
+RS=$((RAM_MB * 2048))
+for T in ssc_wb_full ssc_wt_full; do
+	# no sequential bypass: the fill is sequential
+	case $T in
+	ssc_wb_full) args="8 format writeback dirty_high 75 dirty_low 70 sequential_threshold 0" ;;
+	*) args="4 format writethrough sequential_threshold 0" ;;
+	esac
+	r_try "$T $RAM_MB MiB: cache device" dmsetup create rc --table "$(rc_table linear $RS)" ||
+		continue
+	if r_try "$T: create" dmsetup create r --table "0 $ROLEN ssc /dev/mapper/rc /dev/mapper/rorigin 8 $args"; then
+		slots=$(ssc_stat r cached | cut -d/ -f2)
+		if [ $T = ssc_wb_full ]; then
+			r_try "$T: $((slots / 5)) blocks written dirty" $FIO --name=dirty \
+				--filename=/dev/mapper/r --rw=write --bs=64k --size=$((slots / 5 * 4))k
+		fi
+		prev=-1
+		for pass in 1 2 3 4; do
+			$FIO --name=fill --filename=/dev/mapper/r --rw=read --bs=64k \
+				--offset=$((slots * 4))k --size=$((slots * 8))k > /dev/null
+			sleep 1
+			c=$(ssc_stat r cached | cut -d/ -f1)
+			[ "$c" = "$prev" ] && break
+			prev=$c
+		done
+		c=$(ssc_stat r cached | cut -d/ -f1)
+		res cached_of_slots "$(ratio "$c" "$slots")"
+		res dirty_of_cached "$(ratio "$(ssc_stat r dirty)" "$c")"
+		res ram_own_per_cached "$(ratio "$(ssc_stat r ram_bytes)" "$c")"
+		dmsetup message r 0 clean 0 $((slots / 5)) > /dev/null 2>&1
+		dmsetup remove r
+	fi
+	dmsetup remove rc
+done
+
 dmsetup remove rorigin
 check "recovery: null_blk teardown" null_blk_teardown
