@@ -27,6 +27,8 @@ while [ $# -gt 0 ]; do
 done
 
 src=$(flashvm_src)
+# the copy shares the hooks of the tree it was made from: re-point its links
+hook_ssc_into_tree "$src"
 hdr=$(ls -d /usr/src/linux-headers-6.12.*-amd64 2>/dev/null | sort -V | tail -n1)
 [ -n "$hdr" ] && [ -r "$hdr/.config" ] || die "no Debian 6.12 headers with a .config (run scripts/deps.sh)"
 mkdir -p "$out"
