@@ -80,12 +80,15 @@ for r in rec:
     need(r[2] != "-" and r[4] != "-", "recovery at " + r[0] + " MiB: not measured for both")
     need(num(r[1]) > 0, "recovery at " + r[0] + " MiB: nothing written")
 need("recovery growth from" in text, "no recovery growth line")
-full = {r[0]: r for r in rows if r[0].endswith("_full")}
+full = {(r[0], r[1]): r for r in rows if r[0].endswith("_full")}
 for t in ("ssc_wb_full", "ssc_wt_full"):
-    need(t in full, "RAM on a full cache: no row for " + t)
-    need(num(full[t][1]) > 0.5, t + ": cache not filled: " + full[t][1])
-    need(num(full[t][3]) > 0, t + ": no RAM figure")
-need(num(full["ssc_wb_full"][2]) > 0, "ssc_wb_full: nothing dirty")'
+    for mb in [r[0] for r in rec]:
+        need((t, mb) in full, "RAM on a full cache: no row for %s at %s MiB" % (t, mb))
+        r = full[(t, mb)]
+        need(num(r[2]) > 0.3, "%s at %s MiB: cache not filled: %s" % (t, mb, r[2]))
+        need(num(r[4]) > 0, "%s at %s MiB: no RAM figure" % (t, mb))
+        if t == "ssc_wb_full":
+            need(num(r[3]) > 0, "ssc_wb_full at %s MiB: nothing dirty" % mb)'
 }
 
 # make bench-traces: one trace, every target a row with throughput and hits

@@ -25,6 +25,9 @@ grep -o 'BENCH .*' "$SSC_OUT/bench/bench.tap" | awk '
 		t = $2; k = $3; v = $4; val[t, k] = v
 		if (t ~ /_full$/) {
 			if (!(t in fseen)) { fseen[t] = 1; full[++nf] = t }
+			if (k ~ /^ram_own_per_cached_/ && !((k) in fsz)) {
+				fsz[k] = 1; fsize[++nfs] = substr(k, 20)
+			}
 		} else if (t ~ /_recovery$/) {
 			if (k ~ /^ms_/ && !((k) in rseen)) { rseen[k] = 1; rsize[++nr] = substr(k, 4) }
 		} else if (!(t in seen)) { seen[t] = 1; order[++n] = t }
@@ -55,11 +58,16 @@ grep -o 'BENCH .*' "$SSC_OUT/bench/bench.tap" | awk '
 		}
 		if (nf) {
 			print ""
-			print "| RAM on a full cache | cached / slots | dirty / cached | B per cached block (self-reported) |"
-			print "|---|---|---|---|"
+			print "| RAM on a full cache | cache MiB | cached / slots | dirty / cached | B per cached block (self-reported) |"
+			print "|---|---|---|---|---|"
 			for (i = 1; i <= nf; i++)
-				printf "| %s | %s | %s | %s |\n", full[i], g(full[i], "cached_of_slots"),
-					g(full[i], "dirty_of_cached"), g(full[i], "ram_own_per_cached")
+				for (j = 1; j <= nfs; j++) {
+					m = fsize[j]
+					printf "| %s | %s | %s | %s | %s |\n", full[i], m,
+						g(full[i], "cached_of_slots_" m),
+						g(full[i], "dirty_of_cached_" m),
+						g(full[i], "ram_own_per_cached_" m)
+				}
 		}
 		if (!nr)
 			exit

@@ -267,10 +267,10 @@ done
 # RAM by ssc's own count on a full cache (a count, not a timing): writeback
 # with a fifth of the slots' worth of blocks written dirty first, and
 # writethrough; then reads of a range twice the cache fill the rest (clean),
-# until the number cached stops growing. Cache size: the smallest of
-# BENCH_RECOVERY_MB.
-RAM_MB=$rmax
-for mb in $RMB; do [ "$mb" -lt "$RAM_MB" ] && RAM_MB=$mb; done
+# until the number cached stops growing. At each cache size of
+# BENCH_RECOVERY_MB: the fixed part (the reserve, the shards' slack, the
+# segment table) weighs less in a bigger cache.
+for RAM_MB in $RMB; do
 RS=$((RAM_MB * 2048))
 for T in ssc_wb_full ssc_wt_full; do
 	# no sequential bypass: the fill is sequential
@@ -296,13 +296,14 @@ for T in ssc_wb_full ssc_wt_full; do
 			prev=$c
 		done
 		c=$(ssc_stat r cached | cut -d/ -f1)
-		res cached_of_slots "$(ratio "$c" "$slots")"
-		res dirty_of_cached "$(ratio "$(ssc_stat r dirty)" "$c")"
-		res ram_own_per_cached "$(ratio "$(ssc_stat r ram_bytes)" "$c")"
+		res "cached_of_slots_$RAM_MB" "$(ratio "$c" "$slots")"
+		res "dirty_of_cached_$RAM_MB" "$(ratio "$(ssc_stat r dirty)" "$c")"
+		res "ram_own_per_cached_$RAM_MB" "$(ratio "$(ssc_stat r ram_bytes)" "$c")"
 		dmsetup message r 0 clean 0 $((slots / 5)) > /dev/null 2>&1
 		dmsetup remove r
 	fi
 	dmsetup remove rc
+done
 done
 
 dmsetup remove rorigin
