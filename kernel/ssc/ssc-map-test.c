@@ -78,6 +78,39 @@ static void ssc_map_test_range(struct kunit *test, struct ssc_map *map,
 }
 
 /* keys spread over every shard; lookups, walks and removals agree with a bitmap */
+/*
+ * RAM of a map shaped like the bench's full 256 MiB cache (63,488 slots,
+ * 96 % of them holding random blocks of a 2^20-block origin, 8 shards):
+ * printed per entry, with the part of the shards' tables and the reserve,
+ * and kept under 5 B per entry.
+ */
+static void ssc_map_test_bytes(struct kunit *test)
+{
+	const u64 slots = 63488, n = slots * 96 / 100;
+	struct ssc_map *map = ssc_map_create(20, 17, slots, 8, GFP_KERNEL);
+	size_t shards = 0;
+	unsigned int i;
+	u64 k = 12345, key, added = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, map);
+	while (added < n) {
+		k = k * 6364136223846793005ULL + 1442695040888963407ULL;
+		key = (k >> 32) & (BIT_ULL(20) - 1);
+		if (ssc_map_lookup(map, key, NULL))
+			continue;
+		KUNIT_ASSERT_EQ(test, 0, ssc_map_insert(map, key, added, GFP_KERNEL));
+		added++;
+	}
+	for (i = 0; i < ssc_map_nr_shards(map); i++)
+		shards += ssc_smap_bytes(map->shards[i].m);
+	kunit_info(test, "bytes per entry: %llu/1000 (shards %llu/1000, reserve %zu B)",
+		   div64_u64((u64)ssc_map_bytes(map) * 1000, n),
+		   div64_u64((u64)shards * 1000, n), ssc_smap_reserve_bytes(map->reserve));
+	KUNIT_EXPECT_LE(test, (u64)ssc_map_bytes(map), 5 * n);
+	KUNIT_EXPECT_EQ(test, 0ULL, ssc_map_rehashes(map));
+	ssc_map_destroy(map);
+}
+
 static void ssc_map_test_basic(struct kunit *test)
 {
 	const unsigned int kb = 20, n = 20000;
@@ -336,6 +369,7 @@ static void ssc_map_test_exit(struct kunit_suite *suite)
 
 static struct kunit_case ssc_map_test_cases[] = {
 	KUNIT_CASE(ssc_map_test_basic),
+	KUNIT_CASE(ssc_map_test_bytes),
 	KUNIT_CASE(ssc_map_test_small),
 	KUNIT_CASE(ssc_map_test_balance),
 	KUNIT_CASE(ssc_map_test_widths),

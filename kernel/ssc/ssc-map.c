@@ -99,7 +99,7 @@ struct ssc_map *ssc_map_create(unsigned int key_bits, unsigned int val_bits,
 	 * reserve of two per size for all the shards lets every insert made
 	 * with GFP_NOIO succeed, waiting for memory if it must
 	 */
-	map->reserve = ssc_smap_reserve_create(2);
+	map->reserve = ssc_smap_reserve_create(2, key_bits - sb, val_bits);
 	if (!map->reserve) {
 		kfree(map);
 		return NULL;

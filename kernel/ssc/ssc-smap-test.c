@@ -611,7 +611,7 @@ static void ssc_smap_test_alloc_failure(struct kunit *test)
  */
 static void ssc_smap_test_reserve(struct kunit *test)
 {
-	struct ssc_smap_reserve *r = ssc_smap_reserve_create(2);
+	struct ssc_smap_reserve *r = ssc_smap_reserve_create(2, 32, 24);
 	struct ssc_smap *m;
 	unsigned int i;
 	u64 v;

@@ -116,6 +116,7 @@ struct ssc_smap {
 
 struct ssc_smap_reserve {
 	unsigned int min_nr;
+	unsigned int nr_pools;		/* the classes entries this wide can use */
 	mempool_t pools[SSC_NCLASSES];	/* one per array size class */
 };
 
@@ -427,7 +428,7 @@ static void *ssc_arr_alloc(struct ssc_smap *m, unsigned int cls, gfp_t gfp)
 {
 	void *a;
 
-	if (m->reserve && gfpflags_allow_blocking(gfp)) {
+	if (m->reserve && cls < m->reserve->nr_pools && gfpflags_allow_blocking(gfp)) {
 		a = mempool_alloc(&m->reserve->pools[cls], gfp);
 		memset(a, 0, (cls + 1) * SSC_CLASS_STEP);
 		return a;
@@ -439,7 +440,7 @@ static void *ssc_arr_alloc(struct ssc_smap *m, unsigned int cls, gfp_t gfp)
 
 static inline void ssc_arr_free(struct ssc_smap *m, void *a, unsigned int cls)
 {
-	if (m->reserve)
+	if (m->reserve && cls < m->reserve->nr_pools)
 		mempool_free(a, &m->reserve->pools[cls]);
 	else
 		kmem_cache_free(ssc_smap_caches[cls], a);
@@ -774,15 +775,19 @@ void ssc_smap_set_lock(struct ssc_smap *m, rwlock_t *lock)
 	m->lock = lock;
 }
 
-struct ssc_smap_reserve *ssc_smap_reserve_create(unsigned int min_nr)
+struct ssc_smap_reserve *ssc_smap_reserve_create(unsigned int min_nr,
+						 unsigned int key_bits, unsigned int val_bits)
 {
 	struct ssc_smap_reserve *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	/* an entry: displacement, at most hb = key_bits + 1 bits of hash, value */
+	unsigned int ebits = min(SSC_DBITS + key_bits + 1 + val_bits, 64U);
 	unsigned int i;
 
 	if (!r)
 		return NULL;
 	r->min_nr = min_nr;
-	for (i = 0; i < SSC_NCLASSES; i++) {
+	r->nr_pools = DIV_ROUND_UP(SSC_GROUP * ebits, SSC_CLASS_STEP * 8);
+	for (i = 0; i < r->nr_pools; i++) {
 		if (mempool_init_slab_pool(&r->pools[i], min_nr, ssc_smap_caches[i])) {
 			while (i--)
 				mempool_exit(&r->pools[i]);
@@ -799,7 +804,7 @@ void ssc_smap_reserve_destroy(struct ssc_smap_reserve *r)
 
 	if (!r)
 		return;
-	for (i = 0; i < SSC_NCLASSES; i++)
+	for (i = 0; i < r->nr_pools; i++)
 		mempool_exit(&r->pools[i]);
 	kfree(r);
 }
@@ -809,7 +814,7 @@ size_t ssc_smap_reserve_bytes(const struct ssc_smap_reserve *r)
 	size_t n = kmalloc_size_roundup(sizeof(*r));
 	unsigned int i;
 
-	for (i = 0; i < SSC_NCLASSES; i++)
+	for (i = 0; i < r->nr_pools; i++)
 		n += (size_t)r->min_nr * (i + 1) * SSC_CLASS_STEP +
 			kmalloc_size_roundup(r->min_nr * sizeof(void *));
 	return n;

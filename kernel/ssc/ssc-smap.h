@@ -83,16 +83,20 @@ void ssc_smap_set_lock(struct ssc_smap *m, rwlock_t *lock);
 /**
  * ssc_smap_reserve_create() - a reserve of group arrays for maps to grow from
  * @min_nr: arrays of each size kept in reserve
+ * @key_bits: the widest keys of the maps that will use it
+ * @val_bits: the widest values of those maps
  *
  * A mempool per array size, made at construction: a map given it with
  * ssc_smap_set_reserve() takes the arrays an insert or a rehash needs from
  * it whenever the gfp flags allow direct reclaim (GFP_NOIO, GFP_KERNEL), so
  * such a call never fails for memory; it may wait for it. Freed arrays
  * refill it. Changes of all the maps sharing one reserve must be
- * serialized, as each takes at most one array at a time from it.
+ * serialized, as each takes at most one array at a time from it. Arrays
+ * only for entries of those widths are kept.
  * Return: the reserve, or NULL if memory could not be allocated.
  */
-struct ssc_smap_reserve *ssc_smap_reserve_create(unsigned int min_nr);
+struct ssc_smap_reserve *ssc_smap_reserve_create(unsigned int min_nr,
+						 unsigned int key_bits, unsigned int val_bits);
 
 /**
  * ssc_smap_reserve_destroy() - free a reserve
