@@ -105,6 +105,7 @@ static u32 ssc_wb_pick(struct ssc_engine *e)
  */
 static int ssc_wb_rebuild(struct ssc_engine *e, u32 seg)
 {
+	const struct ssc_loc pin = { .seg = seg };
 	struct ssc_seg *s = &e->segs[seg];
 	int r;
 
@@ -123,8 +124,7 @@ static int ssc_wb_rebuild(struct ssc_engine *e, u32 seg)
 	if (r)
 		pr_warn_ratelimited("dm-ssc: rebuilt summary of segment %u not written: %d\n",
 				    seg, r);
-	if (atomic_dec_and_test(&s->inflight) && wq_has_sleeper(&e->inflight_wq))
-		wake_up_all(&e->inflight_wq);
+	ssc_put(e, &pin);
 	return 0;
 }
 
@@ -137,32 +137,31 @@ static int ssc_wb_rebuild(struct ssc_engine *e, u32 seg)
 static int ssc_wb_load(struct ssc_engine *e, u32 seg)
 {
 	size_t len = e->summary_sectors << SECTOR_SHIFT;
-	bool in_ram = true;
-	u8 state;
+	const struct ssc_sum *in_ram = NULL;
+	struct ssc_seg *s = &e->segs[seg];
+	bool sealed;
 	int r;
 
 	e->wb_seen = 0;
 	e->wb_pos = 0;
 	mutex_lock(&e->lock);
-	state = e->segs[seg].state;
-	e->wb_seq = e->segs[seg].seq;
-	if (!e->segs[seg].dirty)
-		in_ram = false;
-	else if (seg == e->open_seg)
-		memcpy(e->wb_sum, e->sum, len);
-	else if (seg == e->seal_seg)
-		memcpy(e->wb_sum, e->seal_sum, len);
-	else
-		in_ram = false;
+	e->wb_seq = s->seq;
+	sealed = s->state == SEG_SEALED && s->dirty;
+	if (s->dirty && seg == e->open_seg)
+		in_ram = e->sum;
+	else if (s->dirty && seg == e->seal_seg)
+		in_ram = e->seal_sum;
+	if (in_ram)
+		memcpy(e->wb_sum, in_ram, len);
 	mutex_unlock(&e->lock);
 	/*
 	 * A copy of a summary in RAM misses only what was written after it,
 	 * which the next round finds: never rebuilt
 	 */
-	e->wb_rebuilt = in_ram;
+	e->wb_rebuilt = !!in_ram;
 	if (in_ram)
 		return 0;
-	if (state != SEG_SEALED || !READ_ONCE(e->segs[seg].dirty))
+	if (!sealed)
 		return -EAGAIN;
 
 	r = e->ops->rw(e->priv, REQ_OP_READ, seg_summary_sector(e, seg), e->wb_sum, len);

@@ -483,7 +483,7 @@ int ssc_engine_load(struct ssc_engine *e, bool want_dirty_table, const char **er
 		e->dref = bitmap_zalloc(e->nr_slots, GFP_KERNEL);
 		if (!e->dref) {
 			ret = -ENOMEM;
-			*err = "Cannot allocate the dirty table";
+			*err = "Cannot allocate the write-back reference bits";
 		}
 	}
 	/* write-back starts again at the oldest segment */
