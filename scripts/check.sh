@@ -242,6 +242,15 @@ wall=$((SECONDS - t_start))
 	done | sort -t"$(printf '\t')" -k1,1nr | head -n 15 | awk -F'\t' '{ printf "| %s | %s | %s |\n", $2, $1, $3 }'
 } > "$logs/times.md"
 cat "$logs/times.md"
+# the failures again at the end, where a reader of only the tail of the output looks
+fails=$(for stage in $STAGES; do
+	[ -e "$logs/$stage.log" ] && grep -E '^not ok' "$logs/$stage.log" | sed "s/^/[$stage] /"
+done)
+if [ -n "$fails" ]; then
+	echo
+	echo "failed checks ($(grep -c . <<<"$fails"); the first 20; the whole logs are in $logs):"
+	head -n 20 <<<"$fails"
+fi
 echo "check time: $wall s of a 2,400 s budget"
 echo "check: seed $SSC_SEED"
 echo "$total_pass passed, $total_fail failed"
