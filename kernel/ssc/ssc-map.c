@@ -16,9 +16,11 @@
 #include <linux/kernel.h>
 #include <linux/log2.h>
 #include <linux/minmax.h>
+#include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/random.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 
 #include "ssc-map.h"
 #include "ssc-smap.h"
@@ -80,6 +82,7 @@ struct ssc_map *ssc_map_create(unsigned int key_bits, unsigned int val_bits,
 	unsigned int sb = 0, i, n;
 	struct ssc_map *map;
 	u64 per, mean;
+	size_t tab;
 
 	if (!key_bits || key_bits > 48)
 		return NULL;
@@ -107,12 +110,34 @@ struct ssc_map *ssc_map_create(unsigned int key_bits, unsigned int val_bits,
 
 	mean = entries >> sb;
 	per = min(entries, mean + 6 * int_sqrt64(mean) + 64);
+	/*
+	 * The shards' tables in one block: each of its own would be rounded
+	 * up to whole pages, half a byte per entry of a 256 MiB cache
+	 */
+	tab = ssc_smap_presize_bytes(per);
+	if (tab) {
+		size_t size = tab * n;
+
+		/* each shard zeroes its part */
+		if (size <= PAGE_SIZE) {
+			map->tabs = kmalloc(size, gfp);
+			map->tabs_bytes = kmalloc_size_roundup(size);
+		} else {
+			map->tabs = __vmalloc(size, gfp);
+			map->tabs_bytes = PAGE_ALIGN(size);
+		}
+		if (!map->tabs) {
+			ssc_map_destroy(map);
+			return NULL;
+		}
+	}
 	for (i = 0; i < n; i++) {
 		struct ssc_map_shard *sh = &map->shards[i];
 
 		rwlock_init(&sh->lock);
 		sh->m = ssc_smap_create(key_bits - sb, val_bits, gfp);
-		if (!sh->m || ssc_smap_presize(sh->m, per, gfp)) {
+		if (!sh->m || ssc_smap_presize_in(sh->m, per,
+						  map->tabs ? map->tabs + i * tab : NULL, gfp)) {
 			ssc_map_destroy(map);
 			return NULL;
 		}
@@ -130,6 +155,7 @@ void ssc_map_destroy(struct ssc_map *map)
 		return;
 	for (i = 0; i < (1U << map->shard_bits); i++)
 		ssc_smap_destroy(map->shards[i].m);
+	kvfree(map->tabs);	/* after the shards that use it */
 	ssc_smap_reserve_destroy(map->reserve);
 	kfree(map);
 }
@@ -293,7 +319,7 @@ u64 ssc_map_count(const struct ssc_map *map)
 size_t ssc_map_bytes(const struct ssc_map *map)
 {
 	size_t n = kmalloc_size_roundup(struct_size(map, shards, 1U << map->shard_bits)) +
-		ssc_smap_reserve_bytes(map->reserve);
+		ssc_smap_reserve_bytes(map->reserve) + map->tabs_bytes;
 	unsigned int i;
 
 	for (i = 0; i < (1U << map->shard_bits); i++)

@@ -30,6 +30,8 @@ struct ssc_map {
 	u64 mask;			/* 2^key_bits - 1 */
 	u64 mult, inv;			/* a random odd multiplier, its inverse */
 	struct ssc_smap_reserve *reserve;	/* group arrays for inserts */
+	void *tabs;			/* the shards' presized tables */
+	size_t tabs_bytes;		/* its real size */
 	struct ssc_map_shard shards[];
 };
 

@@ -289,6 +289,60 @@ static void ssc_smap_test_presize(struct kunit *test)
 	ssc_test_check(test, m);
 }
 
+/*
+ * A map presized in its owner's memory builds its table there (zeroing it
+ * first) and leaves it out of its byte count, moves to a table of its own
+ * when it must grow, comes back when it shrinks to the presized size, and
+ * never frees the memory (KASAN would see a double free at the end).
+ */
+static void ssc_smap_test_presize_in(struct kunit *test)
+{
+	const unsigned int n = 5000;
+	size_t sz = ssc_smap_presize_bytes(n);
+	void *mem = kunit_kmalloc(test, sz, GFP_KERNEL);	/* outlives the maps */
+	struct ssc_smap *m = ssc_test_map(test, 40, 24);
+	struct ssc_smap *twin = ssc_test_map(test, 40, 24);
+	unsigned int i;
+	u32 nb;
+
+	KUNIT_EXPECT_EQ(test, ssc_smap_presize_bytes(50), (size_t)0);
+	KUNIT_EXPECT_GT(test, ssc_smap_presize_bytes(51), (size_t)0);
+	KUNIT_ASSERT_GT(test, sz, (size_t)0);
+	KUNIT_EXPECT_EQ(test, sz % 8, (size_t)0);
+	KUNIT_ASSERT_NOT_NULL(test, mem);
+	memset(mem, 0xa5, sz);
+	KUNIT_ASSERT_EQ(test, 0, ssc_smap_presize_in(m, n, mem, GFP_KERNEL));
+	KUNIT_ASSERT_EQ(test, 0, ssc_smap_presize(twin, n, GFP_KERNEL));
+	KUNIT_EXPECT_PTR_EQ(test, (void *)m->t.grp, mem);
+	KUNIT_EXPECT_EQ(test, -EBUSY, ssc_smap_presize_in(m, n, mem, GFP_KERNEL));
+	nb = m->t.nbuckets;
+	KUNIT_EXPECT_EQ(test, twin->t.nbuckets, nb);
+	for (i = 0; i < n; i++) {
+		KUNIT_ASSERT_EQ(test, 0, ssc_smap_insert(m, i, ssc_test_val(m, i), GFP_KERNEL));
+		KUNIT_ASSERT_EQ(test, 0, ssc_smap_insert(twin, i, ssc_test_val(m, i), GFP_KERNEL));
+	}
+	ssc_test_check(test, m);
+	/* the same keys, the same arrays: only the table is left out */
+	KUNIT_EXPECT_EQ(test, ssc_smap_bytes(twin) - ssc_smap_bytes(m),
+			ssc_tab_bytes(twin, &twin->t));
+	for (i = n; i < 3 * n; i++)
+		KUNIT_ASSERT_EQ(test, 0, ssc_smap_insert(m, i, ssc_test_val(m, i), GFP_KERNEL));
+	KUNIT_EXPECT_GT(test, m->t.nbuckets, nb);
+	KUNIT_EXPECT_PTR_NE(test, (void *)m->t.grp, mem);
+	ssc_test_check(test, m);
+	for (i = 0; i < 3 * n - n / 10; i++)
+		KUNIT_ASSERT_TRUE(test, ssc_smap_remove(m, i, NULL, GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, m->t.nbuckets, nb);
+	KUNIT_EXPECT_PTR_EQ(test, (void *)m->t.grp, mem);
+	ssc_test_check(test, m);
+	for (i = 3 * n - n / 10; i < 3 * n; i++) {
+		u64 val;
+
+		KUNIT_EXPECT_TRUE(test, ssc_smap_lookup(m, i, &val));
+		KUNIT_EXPECT_EQ(test, val, ssc_test_val(m, i));
+	}
+}
+
 struct ssc_test_range {
 	unsigned long *seen;	/* bitmap over key - base */
 	u64 base;
@@ -741,6 +795,7 @@ static struct kunit_case ssc_smap_test_cases[] = {
 	KUNIT_CASE(ssc_smap_test_widths),
 	KUNIT_CASE(ssc_smap_test_grow_shrink),
 	KUNIT_CASE(ssc_smap_test_presize),
+	KUNIT_CASE(ssc_smap_test_presize_in),
 	KUNIT_CASE(ssc_smap_test_range),
 	KUNIT_CASE(ssc_smap_test_robin_hood),
 	KUNIT_CASE(ssc_smap_test_wrap),

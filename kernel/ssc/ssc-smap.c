@@ -37,7 +37,9 @@
  * Packed arrays come from module-wide slab caches in 8-byte steps (8..256
  * bytes), so an array wastes less than 8 bytes. Tables of the minimum size
  * keep their per-group arrays inside struct ssc_smap, so an empty map is a
- * single allocation. Every byte allocated is counted in @bytes.
+ * single allocation; a presized table may live in memory its owner lends
+ * (ssc_smap_presize_in()), so that many maps round up to pages once. Every
+ * byte the map allocates itself is counted in @bytes.
  *
  * Concurrency
  * -----------
@@ -101,6 +103,8 @@ struct ssc_smap {
 	u64 rehashes;		/* table generations after the first */
 	rwlock_t *lock;		/* written around changes; see ssc_smap_set_lock() */
 	struct ssc_smap_reserve *reserve;	/* arrays for inserts, or NULL */
+	void *ext;		/* the caller's memory for the per-group arrays */
+	size_t ext_size;	/* (ssc_smap_presize_in()), or NULL and 0 */
 	u64 hmask;		/* 2^hb - 1 */
 	u64 inv1;		/* inverses of SSC_MIX1/2 mod 2^64 */
 	u64 inv2;
@@ -497,9 +501,15 @@ static bool ssc_tab_inline(const struct ssc_smap *m, const struct ssc_tab *t)
 	return t->bitmap == m->inl_bitmap;
 }
 
+/* the per-group arrays are in the caller's memory (ssc_smap_presize_in()) */
+static bool ssc_tab_ext(const struct ssc_smap *m, const struct ssc_tab *t)
+{
+	return m->ext && (void *)t->grp == m->ext;
+}
+
 static size_t ssc_tab_bytes(const struct ssc_smap *m, const struct ssc_tab *t)
 {
-	if (ssc_tab_inline(m, t))
+	if (ssc_tab_inline(m, t) || ssc_tab_ext(m, t))
 		return 0;
 	return ssc_kv_bytes(t->grp, ssc_tab_size(t->ngroups));
 }
@@ -508,7 +518,8 @@ static size_t ssc_tab_bytes(const struct ssc_smap *m, const struct ssc_tab *t)
  * Allocate the per-group arrays of @t, whose parameters are set, as one
  * block: pointers, then bitmaps, then size classes. Big blocks come from
  * vmalloc rather than kvmalloc, whose kmalloc attempt would round them up
- * to a power of two.
+ * to a power of two. The caller's memory is used if it is big enough and
+ * the current table does not already live in it.
  */
 static int ssc_tab_alloc(struct ssc_smap *m, struct ssc_tab *t, gfp_t gfp)
 {
@@ -526,10 +537,14 @@ static int ssc_tab_alloc(struct ssc_smap *m, struct ssc_tab *t, gfp_t gfp)
 	}
 	if (ssc_fail_alloc())
 		return -ENOMEM;
-	if (size <= PAGE_SIZE)
+	if (m->ext && size <= m->ext_size && !ssc_tab_ext(m, &m->t)) {
+		mem = m->ext;
+		memset(mem, 0, size);
+	} else if (size <= PAGE_SIZE) {
 		mem = kzalloc(size, gfp);
-	else
+	} else {
 		mem = __vmalloc(size, gfp | __GFP_ZERO);
+	}
 	if (!mem)
 		return -ENOMEM;
 	t->grp = mem;
@@ -550,7 +565,7 @@ static size_t ssc_tab_free(struct ssc_smap *m, struct ssc_tab *t)
 			ssc_arr_free(m, t->grp[g], t->cls[g]);
 		}
 	}
-	if (!ssc_tab_inline(m, t))
+	if (!ssc_tab_inline(m, t) && !ssc_tab_ext(m, t))
 		kvfree(t->grp);
 	return bytes;
 }
@@ -752,12 +767,46 @@ struct ssc_smap *ssc_smap_create(unsigned int key_bits, unsigned int val_bits, g
 	return m;
 }
 
-int ssc_smap_presize(struct ssc_smap *m, u64 entries, gfp_t gfp)
+/* buckets for @entries at a load of at most 0.8 */
+static u32 ssc_presize_buckets(u64 entries)
 {
 	u64 nb = round_up(DIV_ROUND_UP_ULL(entries * 5, 4) + 1, SSC_GROUP);
+
+	return min_t(u64, nb, SSC_MAX_BUCKETS);
+}
+
+size_t ssc_smap_presize_bytes(u64 entries)
+{
+	u32 nb = ssc_presize_buckets(entries);
+
+	if (nb <= SSC_MIN_BUCKETS)
+		return 0;	/* inside struct ssc_smap */
+	return round_up(ssc_tab_size(nb / SSC_GROUP), sizeof(void *));
+}
+
+int ssc_smap_presize_in(struct ssc_smap *m, u64 entries, void *mem, gfp_t gfp)
+{
+	int ret;
+
+	if (m->ext || !ssc_tab_inline(m, &m->t))
+		return -EBUSY;	/* lent once, to a map not presized before */
+	if (mem && ssc_smap_presize_bytes(entries)) {
+		m->ext = mem;
+		m->ext_size = ssc_smap_presize_bytes(entries);
+	}
+	ret = ssc_smap_presize(m, entries, gfp);
+	if (ret && !ssc_tab_ext(m, &m->t)) {
+		m->ext = NULL;	/* the caller may free it */
+		m->ext_size = 0;
+	}
+	return ret;
+}
+
+int ssc_smap_presize(struct ssc_smap *m, u64 entries, gfp_t gfp)
+{
+	u32 nb = ssc_presize_buckets(entries);
 	int ret = 0;
 
-	nb = min_t(u64, nb, SSC_MAX_BUCKETS);
 	if (nb > m->t.nbuckets) {
 		ret = ssc_rehash(m, nb, gfp);
 		if (ret == -ENOSPC)

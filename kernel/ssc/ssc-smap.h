@@ -67,6 +67,33 @@ struct ssc_smap *ssc_smap_create(unsigned int key_bits, unsigned int val_bits,
 int ssc_smap_presize(struct ssc_smap *m, u64 entries, gfp_t gfp);
 
 /**
+ * ssc_smap_presize_bytes() - memory ssc_smap_presize_in() needs
+ * @entries: as for ssc_smap_presize()
+ *
+ * Return: bytes, a multiple of 8; 0 if such a table fits inside the map.
+ */
+size_t ssc_smap_presize_bytes(u64 entries);
+
+/**
+ * ssc_smap_presize_in() - ssc_smap_presize(), with the table in given memory
+ * @m: the map, never presized in memory of its own before
+ * @entries: the most entries the map will ever hold at once
+ * @mem: NULL, or 8-byte aligned memory of ssc_smap_presize_bytes(@entries)
+ *	bytes for the table's per-group arrays
+ * @gfp: allocation flags
+ *
+ * Lets the maps of one owner share one allocation for their tables instead
+ * of each rounding its own up to whole pages. The memory stays the
+ * caller's: the map never frees it, ssc_smap_bytes() does not count it,
+ * and it must outlive the map. The map may still move to a table of its
+ * own (a displacement overflow) and back.
+ *
+ * Return: 0; -ENOMEM with the map unchanged and @mem not kept; -EBUSY if
+ * the map was lent memory before.
+ */
+int ssc_smap_presize_in(struct ssc_smap *m, u64 entries, void *mem, gfp_t gfp);
+
+/**
  * ssc_smap_set_lock() - let lookups run concurrently with changes
  * @m: the map
  * @lock: a reader-writer spinlock, or NULL
