@@ -947,14 +947,39 @@ static void ssc_defer(struct ssc_c *sc, struct bio *bio)
 }
 
 /*
- * Does this bio continue a stream that has already run past the sequential
- * threshold? Streams are matched on their next sector; a bio that matches
- * none replaces the least recently used stream.
+ * Sequential streams: a bio continues a stream if it starts where the
+ * stream ended; a bio that continues none replaces the least recently used
+ * stream, and a stream longer than the threshold goes around the cache.
+ * Misses and writes look the streams up under seq_lock. A hit needs no
+ * answer, only to keep a stream going, and takes the lock only if a stream
+ * ends where it starts (looked for without the lock first): random hits
+ * take no lock and write nothing shared. A hit that continues no stream is
+ * kept as its CPU's hit run instead (one per CPU, with preemption off), and
+ * the next bio of that CPU that continues it, hit or miss, makes it a
+ * stream. So a sequential run is seen from its first block, cached or not,
+ * as long as its first two bios are submitted on one CPU.
  */
-static bool ssc_sequential(struct ssc_c *sc, struct bio *bio)
+
+/* this CPU's hit run, if @sector continues it: its length, and it is taken */
+static sector_t ssc_hit_run_take(struct ssc_c *sc, sector_t sector)
 {
-	sector_t sector = bio->bi_iter.bi_sector;
+	struct ssc_stream *hr = get_cpu_ptr(sc->hit_run);
+	sector_t run = 0;
+
+	if (hr->run && hr->next == sector) {
+		run = hr->run;
+		hr->run = 0;
+	}
+	put_cpu_ptr(sc->hit_run);
+	return run;
+}
+
+/* continue the stream ending at @sector, or start one @prev sectors long */
+static bool ssc_stream_add(struct ssc_c *sc, sector_t sector, unsigned int sectors,
+			   sector_t prev)
+{
 	struct ssc_stream *s, *lru = &sc->streams[0];
+	sector_t run;
 	unsigned int i;
 	bool seq;
 
@@ -966,16 +991,54 @@ static bool ssc_sequential(struct ssc_c *sc, struct bio *bio)
 		if (time_before(s->last, lru->last))
 			lru = s;
 	}
-	if (i == SSC_SEQ_STREAMS) {
+	if (i < SSC_SEQ_STREAMS) {
+		run = s->run;
+	} else {
 		s = lru;
-		s->run = 0;
+		run = prev;
 	}
-	s->next = sector + bio_sectors(bio);
-	s->run += bio_sectors(bio);
+	run += sectors;
+	WRITE_ONCE(s->next, sector + sectors);
+	WRITE_ONCE(s->run, run);
 	s->last = jiffies;
-	seq = s->run > sc->seq_threshold;
+	seq = run > sc->seq_threshold;
 	spin_unlock(&sc->seq_lock);
 	return seq;
+}
+
+/* a miss or a write: does it continue a stream past the threshold? */
+static bool ssc_sequential(struct ssc_c *sc, struct bio *bio)
+{
+	sector_t sector = bio->bi_iter.bi_sector;
+
+	return ssc_stream_add(sc, sector, bio_sectors(bio), ssc_hit_run_take(sc, sector));
+}
+
+static void ssc_stream_hit(struct ssc_c *sc, struct bio *bio)
+{
+	sector_t sector = bio->bi_iter.bi_sector, prev = 0;
+	struct ssc_stream *hr;
+	unsigned int i;
+
+	for (i = 0; i < SSC_SEQ_STREAMS; i++) {
+		if (READ_ONCE(sc->streams[i].next) == sector && READ_ONCE(sc->streams[i].run))
+			break;
+	}
+	if (i == SSC_SEQ_STREAMS) {
+		hr = get_cpu_ptr(sc->hit_run);
+		if (hr->run && hr->next == sector) {
+			prev = hr->run;
+			hr->run = 0;
+		} else {
+			/* a run of its own, until the next bio of this CPU continues it */
+			hr->next = sector + bio_sectors(bio);
+			hr->run = bio_sectors(bio);
+		}
+		put_cpu_ptr(sc->hit_run);
+		if (!prev)
+			return;
+	}
+	ssc_stream_add(sc, sector, bio_sectors(bio), prev);
 }
 
 int ssc_map(struct dm_target *ti, struct bio *bio)
@@ -1002,12 +1065,12 @@ int ssc_map(struct dm_target *ti, struct bio *bio)
 	}
 
 	oblock = ssc_oblock(sc, dm_target_offset(ti, bio->bi_iter.bi_sector));
-	if (sc->seq_threshold && ssc_sequential(sc, bio))
-		pb->flags |= PB_BYPASS;
 
 	if (bio_data_dir(bio) == READ) {
 		st = ssc_get(sc->eng, oblock, false, &loc);
 		if (st != SSC_NOT_PRESENT) {
+			if (sc->seq_threshold)
+				ssc_stream_hit(sc, bio);
 			if (st == SSC_CLEAN && (ssc_engine_error(sc->eng) ||
 						sc->mode == SSC_MODE_PASSTHROUGH)) {
 				/* a failed or retiring cache serves clean data from the origin */
@@ -1022,6 +1085,8 @@ int ssc_map(struct dm_target *ti, struct bio *bio)
 			ssc_remap_cache(sc, bio, &loc);
 			return DM_MAPIO_REMAPPED;
 		}
+		if (sc->seq_threshold && ssc_sequential(sc, bio))
+			pb->flags |= PB_BYPASS;
 		around = !ssc_full_block(sc, bio) || sc->mode == SSC_MODE_PASSTHROUGH ||
 			 ssc_engine_error(sc->eng);
 		if (!around && (pb->flags & PB_BYPASS)) {
@@ -1049,6 +1114,8 @@ int ssc_map(struct dm_target *ti, struct bio *bio)
 			st = ssc_get(sc->eng, oblock, true, &loc);
 			ssc_inject_map_delay(oblock);
 			if (st == SSC_DIRTY && loc.slot != U32_MAX) {
+				if (sc->seq_threshold)
+					ssc_stream_hit(sc, bio);
 				this_cpu_inc(sc->stats->write_hits);
 				pb->loc = loc;
 				pb->flags = PB_PINNED;
@@ -1059,6 +1126,8 @@ int ssc_map(struct dm_target *ti, struct bio *bio)
 			pb->cell = NULL;
 		}
 	}
+	if (sc->seq_threshold && ssc_sequential(sc, bio))
+		pb->flags |= PB_BYPASS;
 	ssc_defer(sc, bio);
 	return DM_MAPIO_SUBMITTED;
 }

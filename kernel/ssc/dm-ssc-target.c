@@ -271,6 +271,7 @@ static void ssc_dtr(struct dm_target *ti)
 	bioset_exit(&sc->meta_bs);
 	bioset_exit(&sc->wb_bs);
 	free_percpu(sc->stats);
+	free_percpu(sc->hit_run);
 	if (sc->cache_dev)
 		dm_put_device(ti, sc->cache_dev);
 	if (sc->origin_dev)
@@ -300,7 +301,8 @@ static int ssc_alloc(struct ssc_c *sc)
 	unsigned int i, l, npages;
 
 	sc->stats = alloc_percpu(struct ssc_stats);
-	if (!sc->stats)
+	sc->hit_run = alloc_percpu(struct ssc_stream);
+	if (!sc->stats || !sc->hit_run)
 		return -ENOMEM;
 	if (bioset_init(&sc->bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS) ||
 	    bioset_init(&sc->cache_bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS) ||

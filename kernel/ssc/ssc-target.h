@@ -170,6 +170,7 @@ struct ssc_c {
 
 	spinlock_t seq_lock;		/* protects streams[] */
 	struct ssc_stream streams[SSC_SEQ_STREAMS];
+	struct ssc_stream __percpu *hit_run;	/* a CPU's last hit, not yet a stream */
 
 	struct ssc_engine *eng;
 	u64 nr_slots;

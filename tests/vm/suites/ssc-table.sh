@@ -106,6 +106,15 @@ dmsetup message ssc0 0 clear_stats
 dd if=/dev/mapper/ssc0 of=/dev/null bs=4k skip=1024 count=64 iflag=direct 2>/dev/null
 check_eq "sequential read: 56 blocks bypassed" 56 "$(ssc_stat ssc0 bypassed)"
 check_eq "sequential read: only the first 8 blocks cached" "8/" "$(ssc_stat ssc0 cached | sed 's,/.*,/,')"
+# the same read again: its first 8 blocks are hits, which take no lock but
+# keep the stream going, so the 56 misses after them go around the cache as
+# before (were hits left out of streams, 8 more would be cached). On one CPU:
+# a hit run becomes a stream when the next bio of its CPU continues it.
+dmsetup message ssc0 0 clear_stats
+taskset 1 dd if=/dev/mapper/ssc0 of=/dev/null bs=4k skip=1024 count=64 iflag=direct 2>/dev/null
+check_eq "sequential read again: 8 read hits" 8 "$(ssc_stat ssc0 read_hits)"
+check_eq "sequential read again: the hits continue the stream, 56 bypassed" 56 "$(ssc_stat ssc0 bypassed)"
+check_eq "sequential read again: still 8 blocks cached" "8/" "$(ssc_stat ssc0 cached | sed 's,/.*,/,')"
 for b in 3000 3002 3004 3006 3008 3010 3012 3014 3016 3018 3020 3022; do
 	dd if=/dev/mapper/ssc0 of=/dev/null bs=4k skip=$b count=1 iflag=direct 2>/dev/null
 done
