@@ -5,16 +5,20 @@
 # the same devices (tests/vm/suites/bench.sh has the method), and print the
 # table. Knobs (environment): BENCH_WS_MB (256), BENCH_RT seconds per run (5),
 # BENCH_DELAY origin delay in ms (1), BENCH_TARGETS (comma list),
-# BENCH_RECOVERY_MB the cache sizes of the recovery measurement (256,1024).
-# Output: out/bench/bench.tap (raw) and out/bench/results.md (the table).
+# BENCH_RECOVERY_MB the cache sizes of the recovery measurement (256,1024),
+# BENCH_PROFILE=1 a perf profile of the read, write and zipf phases of each target.
+# Output: out/bench/bench.tap (raw) and out/bench/results.md (the table), and with
+# BENCH_PROFILE out/bench/profile.md.
 # Timing under TCG is emulated: compare ratios from the same run only.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 envs=()
-for v in BENCH_WS_MB BENCH_RT BENCH_DELAY BENCH_TARGETS BENCH_RECOVERY_MB; do
+for v in BENCH_WS_MB BENCH_RT BENCH_DELAY BENCH_TARGETS BENCH_RECOVERY_MB BENCH_PROFILE; do
 	[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
 done
+# BENCH_PROFILE=1: perf goes into the guest, and each phase runs once more under it
+if [ "${BENCH_PROFILE:-0}" = 1 ]; then export SSC_VM_BINS="${SSC_VM_BINS:-} perf"; fi
 mkdir -p "$SSC_OUT/bench"
 "$SSC_TOP/scripts/vm.sh" --kernel 6.12 --name bench --suites bench --mem 4096 --timeout "${BENCH_VM_TIMEOUT:-3600}" \
 	${envs[@]+"${envs[@]}"} > "$SSC_OUT/bench/bench.log" 2>&1 ||
@@ -85,4 +89,40 @@ grep -o 'BENCH .*' "$SSC_OUT/bench/bench.tap" | awk '
 				rsize[1], rsize[nr], r(g(s, "ms_" rsize[nr]), g(s, "ms_" rsize[1])),
 				r(g(w, "ms_" rsize[nr]), g(w, "ms_" rsize[1]))
 	}' | tee "$SSC_OUT/bench/results.md"
+if [ "${BENCH_PROFILE:-0}" = 1 ]; then
+	# per phase: the CPU samples (both CPUs, idle loop left out) per 1,000 I/Os of each
+	# target, and its top symbols in the same unit: the cost of an I/O and where it goes
+	grep -o 'PROFILE .*' "$SSC_OUT/bench/bench.tap" | awk '
+		{
+			t = $2; ph = $3; k = $4
+			if (!((ph) in pseen)) { pseen[ph] = 1; phs[++np] = ph }
+			if (!((ph, t) in tseen)) { tseen[ph, t] = 1; ts[ph, ++nt[ph]] = t }
+			if (k == "sym") {
+				sym = $7; for (i = 8; i <= NF; i++) sym = sym " " $i
+				syms[ph, t, ++ns[ph, t]] = $5 " " $6 " " sym
+			} else val[ph, t, k] = $5
+		}
+		function busy(ph, t) { return val[ph, t, "samples"] - val[ph, t, "idle"] }
+		function pk(n, ph, t) { return val[ph, t, "ios"] > 0 ? sprintf("%.1f", n * 1000 / val[ph, t, "ios"]) : "-" }
+		END {
+			for (i = 1; i <= np; i++) {
+				ph = phs[i]
+				printf "\n### %s\n\n| target | I/Os | CPU samples per 1,000 I/Os (idle left out) | idle share |\n|---|---|---|---|\n", ph
+				for (j = 1; j <= nt[ph]; j++) {
+					t = ts[ph, j]
+					printf "| %s | %s | %s | %.2f |\n", t, val[ph, t, "ios"], pk(busy(ph, t), ph, t),
+						val[ph, t, "samples"] ? val[ph, t, "idle"] / val[ph, t, "samples"] : 0
+				}
+				for (j = 1; j <= nt[ph]; j++) {
+					t = ts[ph, j]
+					printf "\n%s, %s: samples per 1,000 I/Os by symbol (0.5 %% of the samples or more)\n\n", ph, t
+					for (m = 1; m <= ns[ph, t]; m++) {
+						split(syms[ph, t, m], a, " ")
+						rest = syms[ph, t, m]; sub(/^[^ ]+ /, "", rest)
+						printf "    %7s  %s\n", pk(a[1], ph, t), rest
+					}
+				}
+			}
+		}' | tee "$SSC_OUT/bench/profile.md"
+fi
 grep -E '^# bench: .*(passed|failed)' "$SSC_OUT/bench/bench.tap" || true

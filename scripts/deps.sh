@@ -13,6 +13,8 @@ PKGS=(
 	stress-ng
 	# peers of make bench-traces (make-bcache goes into the guest) and its plot
 	bcache-tools gnuplot-nox
+	# make bench's BENCH_PROFILE=1 puts perf into the guest
+	linux-perf
 	# user tools
 	libdevmapper-dev libnl-3-dev libnl-genl-3-dev libjson-c-dev pkg-config
 	# kernels: Debian 12's 6.12 LTS (bookworm-security) and 6.1, headers + source

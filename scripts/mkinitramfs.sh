@@ -5,7 +5,7 @@
 #   MODROOT  root holding lib/modules/KVER of the guest kernel (in-tree modules)
 #   KO       our out-of-tree modules, installed under lib/modules/KVER/extra
 # Contents: busybox, dmsetup, hcctl, jq, fio (static), tests/tools (static), blktrace, stress-ng, a few util-linux/coreutils
-# tools, the kernel's dm/null_blk/loop/virtio modules, tests/vm as /ssc.
+# tools, what SSC_VM_BINS names (host programs, with their libraries), the kernel's dm/null_blk/loop/virtio modules, tests/vm as /ssc.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -32,7 +32,8 @@ add_bin() {
 		[ -e "$st$lib" ] || install -D -m755 "$(readlink -f "$lib")" "$st$lib"
 	done
 }
-for b in $BINS; do
+# SSC_VM_BINS: more host programs for one run (make bench's BENCH_PROFILE adds perf)
+for b in $BINS ${SSC_VM_BINS:-}; do
 	p=$(command -v "$b") || die "missing host binary $b (run scripts/deps.sh)"
 	add_bin "$p"
 done

@@ -51,6 +51,34 @@ fio_run() {
 	*) echo "$out" | awk -F';' '{ printf "%d %d\n", $49, $47 }' ;;
 	esac
 }
+origin_ios() { awk '{ print $1 + $5 }' /sys/block/nullb1/stat; }
+# profile PHASE DEV RW [fio args]: with BENCH_PROFILE=1 (perf in the guest), one more
+# run of the phase under perf (cpu-clock samples on both CPUs), not part of any ratio:
+# where the CPU time of an I/O goes. "# PROFILE <target> <phase> <key> ..." lines:
+# ios, samples, idle (samples in the idle loop), then "sym <samples> <dso> <symbol>"
+# for the symbols of at least 0.5 % of the samples.
+profile() {
+	[ "${BENCH_PROFILE:-0}" = 1 ] && command -v perf > /dev/null || return 0
+	ph=$1 dev=$2 rw=$3
+	shift 3
+	perf record -q -a -e cpu-clock -F 997 -o /tmp/perf.data -- $FIO --name=p --filename="$dev" \
+		--rw="$rw" --runtime="$RT" --time_based "$@" > /tmp/perf.fio 2> /dev/null || return 0
+	ios=$(awk -F';' '{ printf "%d", ($6 + $47) / 4 }' /tmp/perf.fio)	# KiB of 4 KiB I/Os
+	perf report -i /tmp/perf.data --stdio --no-children -q -n --sort dso,sym 2> /dev/null |
+		awk -v p="# PROFILE $T $ph" -v ios="$ios" '
+		NF >= 5 && $1 ~ /%$/ {
+			n = $2; dso = $3; sym = $5; for (i = 6; i <= NF; i++) sym = sym " " $i
+			tot += n
+			if (sym ~ /^(default_idle|pv_native_safe_halt|native_safe_halt|acpi_idle|cpu_idle|do_idle|poll_idle|intel_idle|mwait_idle)/)
+				idle += n
+			line[++k] = n " " dso " " sym; pct[k] = $1 + 0
+		}
+		END {
+			print p, "ios", ios; print p, "samples", tot + 0; print p, "idle", idle + 0
+			for (i = 1; i <= k; i++) if (pct[i] >= 0.5) print p, "sym", line[i]
+		}'
+	rm -f /tmp/perf.data /tmp/perf.fio
+}
 median3() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }'; }
 
@@ -135,6 +163,7 @@ for T in $TARGETS; do
 		rr="$rr $(ratio "$1" "$raw")"
 	done
 	res read_ratio "$(median3 $rr)"
+	profile read "$DEV" randread --size=${WS_MB}m
 	if [ "$WRITES" = 1 ]; then
 		for round in 1 2 3; do
 			set -- $(fio_run /dev/mapper/fscratch randwrite --size=32m)
@@ -147,6 +176,7 @@ for T in $TARGETS; do
 			wb="$(ratio $(((s1 - s0) / 2)) "$2")"
 		done
 		res write_ratio "$(median3 $wr)"
+		profile write "$DEV" randwrite --size=${WS_MB}m
 		res flash_per_user_cached "$wb"
 		s0=$(flash_sectors)
 		set -- $(fio_run "$DEV" randwrite --size=64m --offset=${WS_MB}m)
@@ -165,10 +195,15 @@ for T in $TARGETS; do
 	fi
 	set -- $(fio_run /dev/mapper/fdata randread --size=${WS_MB}m)
 	raw=$1
+	o0=$(origin_ios)
 	out=$($FIO --name=z --filename="$DEV" --rw=randrw --rwmixread=70 --random_distribution=zipf:1.1 \
 		--size=$((WS_MB * 2))m --runtime=$((RT * 2)) --time_based 2>/dev/null)
+	o1=$(origin_ios)
 	z=$(echo "$out" | awk -F';' '{ printf "%d", $8 + $49 }')
 	res zipf_iops "$z"
+	# origin I/Os (reads and writes at the disk) per 1,000 I/Os of the mix
+	res zipf_origin_per_kio "$(ratio $(((o1 - o0) * 1000)) "$(echo "$out" | awk -F';' '{ printf "%d", ($6 + $47) / 4 }')")"
+	profile zipf "$DEV" randrw --rwmixread=70 --random_distribution=zipf:1.1 --size=$((WS_MB * 2))m
 	res zipf_raw_read_iops "$raw"
 	res zipf_ratio_to_raw "$(ratio "$z" "$raw")"
 	case $T in ssc_*) diag "$T: $(dmsetup status t)" ;; esac
