@@ -56,7 +56,9 @@ exec 8>&-
 # shellcheck disable=SC2054 # the commas are QEMU option syntax
 qemu=(qemu-system-x86_64 -M pc -accel tcg,thread=multi,tb-size=256 -cpu max -smp 2 -m "$mem"
       -nodefaults -display none -no-reboot -kernel "$KIMAGE" -initrd "$initrd")
-kargs="console=ttyS0 panic=-1 oops=panic loglevel=5 rdinit=/init$env"
+# SSC_VM_KARGS: more kernel arguments, for a debugging run (e.g. ignore_loglevel to see
+# the KUnit output on the console)
+kargs="console=ttyS0 panic=-1 oops=panic loglevel=5 rdinit=/init$env${SSC_VM_KARGS:+ $SSC_VM_KARGS}"
 # The debug kernel's modules carry their KUnit cases, which would run at every modprobe
 # of every suite (minutes under KASAN): a glob that matches no suite keeps them quiet,
 # and the kunit suite opens it (/sys/module/kunit/parameters/filter_glob) for its own load.

@@ -611,12 +611,25 @@ static void ssc_engine_test_fuzzy_checkpoint(struct kunit *test)
 		d->test = test;
 		d->e = e;
 		KUNIT_ASSERT_GT(test, ssc_map_nr_shards(e->map), 1U);
-		/* two cached blocks of shard 0 and one it does not hold yet */
-		for (ob = 0, k = 0; k < 3; ob++)
-			if (ssc_map_shard_of(e->map, ob) == 0 && (k < 2 ? ob < n : ob >= n))
+		/*
+		 * two cached blocks of shard 0 and one it does not hold yet. The
+		 * random multiplier may leave shard 0 only block 0 below n (a
+		 * multiplier close to a fraction of small denominator spreads
+		 * small blocks over few shards): the second is the next block
+		 * of shard 0, whatever its number, written with the others.
+		 * Shard 0 holds 1/8 of the blocks below 2^key_bits, and every
+		 * block past it, so both searches end.
+		 */
+		for (ob = 0, k = 0; k < 2; ob++)
+			if (ssc_map_shard_of(e->map, ob) == 0)
 				ssc_test_fuzzy_ob[k++] = ob;
+		for (ob = max(n, ssc_test_fuzzy_ob[1] + 1); ssc_map_shard_of(e->map, ob); ob++)
+			;
+		ssc_test_fuzzy_ob[2] = ob;
 		for (ob = 0; ob < n; ob++)
 			ssc_test_write(test, e, d, ob, 1, true);
+		if (ssc_test_fuzzy_ob[1] >= n)
+			ssc_test_write(test, e, d, ssc_test_fuzzy_ob[1], 1, true);
 		ckpts = e->st.checkpoints;
 		e->ckpt_shard_hook = ssc_test_ckpt_midwalk;
 		KUNIT_EXPECT_EQ(test, 0, ssc_checkpoint(e));

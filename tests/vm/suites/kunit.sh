@@ -15,8 +15,47 @@ check "the filter keeps every other load quiet: modprobe dm-ssc runs no KUnit ca
 # (printf: a charp parameter keeps a trailing newline, and a glob with one matches nothing)
 check "KUnit filter opened for this suite's loads" sh -c "printf '*' > $GLOB"
 # the metadata fuzzer draws from the run's seed, so a failure replays with SSC_SEED
-check "modprobe dm-ssc runs its KUnit suites" modprobe dm-ssc ${SSC_SEED:+kunit_seed=$SSC_SEED}
-check "modprobe hashcache runs its KUnit suites" modprobe hashcache
+# kunit_load WHAT MODULE ARGS...: modprobe that runs a module's KUnit suites, watched.
+# A case that never ends (KUnit's own 300 s timeout cannot stop a thread that
+# does not return) would hold the load, and every later one, until the VM is
+# killed, with nothing said: after KUNIT_WATCH seconds the cases run so far and
+# the CPUs' and blocked tasks' stacks go to the results and the console, and the
+# VM ends here (the harness then says it did not reach its end).
+KUNIT_WATCH=${KUNIT_WATCH:-600}
+kunit_load() {
+	what=$1 mod=$2
+	shift 2
+	now_cs
+	t_check=$NOW
+	modprobe "$mod" "$@" > /tmp/kunit-load.out 2>&1 &
+	pid=$!
+	waited=0
+	while kill -0 $pid 2> /dev/null && [ $waited -lt "$KUNIT_WATCH" ]; do
+		sleep 1
+		waited=$((waited + 1))
+	done
+	if kill -0 $pid 2> /dev/null; then
+		not_ok "$what # still running after $waited s: a case that does not end"
+		# the cases that ended so far: the one after the last of them does not
+		dmesg | grep -E '# Subtest|    (not )?ok ' | tail -n 8 | sed 's/^/# /'
+		echo 1 > /proc/sys/kernel/sysrq
+		echo l > /proc/sysrq-trigger	# the CPUs' stacks
+		echo w > /proc/sysrq-trigger	# the blocked tasks' stacks
+		sleep 2
+		dmesg | tail -n 120 | sed 's/^/# /'
+		echo "@@KUNIT_HANG"
+		poweroff -f
+	fi
+	if wait $pid; then
+		ok "$what"
+	else
+		not_ok "$what"
+		tail -n 20 /tmp/kunit-load.out | sed 's/^/# /'
+	fi
+	slow "$what" "$t_check"
+}
+kunit_load "modprobe dm-ssc runs its KUnit suites" dm-ssc ${SSC_SEED:+kunit_seed=$SSC_SEED}
+kunit_load "modprobe hashcache runs its KUnit suites" hashcache
 check "KUnit filter closed again" sh -c "printf '%s' '$quiet' > $GLOB"
 cases=0
 for results in /sys/kernel/debug/kunit/*/results; do
