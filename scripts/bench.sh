@@ -51,6 +51,12 @@ grep -o 'BENCH .*' "$SSC_OUT/bench/bench.tap" | awk '
 				g(t, "ram_b_per_block"), g(t, "ssc_ram_bytes_per_block")
 		}
 		print ""
+		print "| target | origin I/Os per 1,000 I/Os: read hits / cached writes / zipf |"
+		print "|---|---|"
+		for (i = 1; i <= n; i++)
+			printf "| %s | %s / %s / %s |\n", order[i], g(order[i], "read_origin_per_kio"),
+				g(order[i], "write_origin_per_kio"), g(order[i], "zipf_origin_per_kio")
+		print ""
 		split("dmcache_wb writecache", peers, " ")
 		for (j = 1; j <= 2; j++) {
 			p = peers[j]
@@ -107,10 +113,11 @@ if [ "${BENCH_PROFILE:-0}" = 1 ]; then
 		END {
 			for (i = 1; i <= np; i++) {
 				ph = phs[i]
-				printf "\n### %s\n\n| target | I/Os | CPU samples per 1,000 I/Os (idle left out) | idle share |\n|---|---|---|---|\n", ph
+				printf "\n### %s\n\n| target | I/Os | CPU samples per 1,000 I/Os (idle left out) | of them in dm-ssc / dm-writecache functions | idle share |\n|---|---|---|---|---|\n", ph
 				for (j = 1; j <= nt[ph]; j++) {
 					t = ts[ph, j]
-					printf "| %s | %s | %s | %.2f |\n", t, val[ph, t, "ios"], pk(busy(ph, t), ph, t),
+					printf "| %s | %s | %s | %s / %s | %.2f |\n", t, val[ph, t, "ios"], pk(busy(ph, t), ph, t),
+						pk(val[ph, t, "own_ssc"], ph, t), pk(val[ph, t, "own_wc"], ph, t),
 						val[ph, t, "samples"] ? val[ph, t, "idle"] / val[ph, t, "samples"] : 0
 				}
 				for (j = 1; j <= nt[ph]; j++) {

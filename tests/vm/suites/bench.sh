@@ -55,7 +55,8 @@ origin_ios() { awk '{ print $1 + $5 }' /sys/block/nullb1/stat; }
 # profile PHASE DEV RW [fio args]: with BENCH_PROFILE=1 (perf in the guest), one more
 # run of the phase under perf (cpu-clock samples on both CPUs), not part of any ratio:
 # where the CPU time of an I/O goes. "# PROFILE <target> <phase> <key> ..." lines:
-# ios, samples, idle (samples in the idle loop), then "sym <samples> <dso> <symbol>"
+# ios, samples, idle (samples in the idle loop), own_ssc and own_wc (in functions of
+# dm-ssc, of dm-writecache), then "sym <samples> <dso> <symbol>"
 # for the symbols of at least 0.5 % of the samples.
 profile() {
 	[ "${BENCH_PROFILE:-0}" = 1 ] && command -v perf > /dev/null || return 0
@@ -71,10 +72,15 @@ profile() {
 			tot += n
 			if (sym ~ /^(default_idle|pv_native_safe_halt|native_safe_halt|acpi_idle|cpu_idle|do_idle|poll_idle|intel_idle|mwait_idle)/)
 				idle += n
+			if (sym ~ /^(ssc_|dm_ssc)/)
+				own_ssc += n
+			if (sym ~ /^(writecache_|wc_)/)
+				own_wc += n
 			line[++k] = n " " dso " " sym; pct[k] = $1 + 0
 		}
 		END {
 			print p, "ios", ios; print p, "samples", tot + 0; print p, "idle", idle + 0
+			print p, "own_ssc", own_ssc + 0; print p, "own_wc", own_wc + 0
 			for (i = 1; i <= k; i++) if (pct[i] >= 0.5) print p, "sym", line[i]
 		}'
 	rm -f /tmp/perf.data /tmp/perf.fio
@@ -154,28 +160,36 @@ for T in $TARGETS; do
 	fi
 	case $T in ssc_*) res ssc_ram_bytes_per_block "$(ratio "$(ssc_stat t ram_bytes)" "$cached")" ;; esac
 
-	rr= wr=
+	rr= wr= kib=0
+	o0=$(origin_ios)
 	for round in 1 2 3; do
 		set -- $(fio_run /dev/mapper/fdata randread --size=${WS_MB}m)
 		raw=$1
 		set -- $(fio_run "$DEV" randread --size=${WS_MB}m)
+		kib=$((kib + $2))
 		res "read_round$round" "$1/$raw"
 		rr="$rr $(ratio "$1" "$raw")"
 	done
 	res read_ratio "$(median3 $rr)"
+	# what else the target did meanwhile: origin I/Os (write-back) per 1,000 read hits
+	res read_origin_per_kio "$(ratio $((($(origin_ios) - o0) * 1000)) $((kib / 4)))"
 	profile read "$DEV" randread --size=${WS_MB}m
 	if [ "$WRITES" = 1 ]; then
+		kib=0
+		o0=$(origin_ios)
 		for round in 1 2 3; do
 			set -- $(fio_run /dev/mapper/fscratch randwrite --size=32m)
 			raw=$1
 			s0=$(flash_sectors)
 			set -- $(fio_run "$DEV" randwrite --size=${WS_MB}m)
 			s1=$(flash_sectors)
+			kib=$((kib + $2))
 			res "write_round$round" "$1/$raw"
 			wr="$wr $(ratio "$1" "$raw")"
 			wb="$(ratio $(((s1 - s0) / 2)) "$2")"
 		done
 		res write_ratio "$(median3 $wr)"
+		res write_origin_per_kio "$(ratio $((($(origin_ios) - o0) * 1000)) $((kib / 4)))"
 		profile write "$DEV" randwrite --size=${WS_MB}m
 		res flash_per_user_cached "$wb"
 		s0=$(flash_sectors)
