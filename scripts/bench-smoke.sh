@@ -65,7 +65,18 @@ PY
 sane_bench() {
 	sane bench "$1" '
 targets = ["raw_flash", "linear", "ssc_wt", "ssc_wb", "dmcache_wb", "writecache"]
-by = {r[0]: r for r in rows[1:]}
+by, org = {}, {}
+for r in rows[1:]:
+    # the first table row of a target; its row of the origin I/O counts
+    if len(r) == 2 and r[0] in targets:
+        org[r[0]] = r
+    else:
+        by.setdefault(r[0], r)
+for t in targets:
+    need(t in org, "origin I/Os: no row for " + t)
+    need(len(org[t][1].split("/")) == 3, t + ": origin I/Os not read / write / zipf")
+# writethrough sends every write of the zipf mix to the origin
+need(num(org["ssc_wt"][1].split("/")[2]) > 0, "ssc_wt: no origin I/Os in the zipf mix")
 for t in targets:
     need(t in by, "no row for " + t)
     r = by[t]
