@@ -76,7 +76,8 @@ for t in targets:
     need(t in org, "origin I/Os: no row for " + t)
     need(len(org[t][1].split("/")) == 3, t + ": origin I/Os not read / write / zipf")
 # writethrough sends every write of the zipf mix to the origin
-need(num(org["ssc_wt"][1].split("/")[2]) > 0, "ssc_wt: no origin I/Os in the zipf mix")
+z = org["ssc_wt"][1].split("/")[2].strip()
+need(z not in ("-", "nan") and num(z) > 0, "ssc_wt: no origin I/Os in the zipf mix: " + z)
 for t in targets:
     need(t in by, "no row for " + t)
     r = by[t]

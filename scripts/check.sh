@@ -86,6 +86,7 @@ run_stage() {
 	echo "stage $name: $p passed, $f failed ($((SECONDS - t0))s)"
 	echo "$p $f" > "$logs/$name.count"
 	)
+	printf '%s\n' "$sum" > "$logs/$name.sum"
 	echo "$((SECONDS - t0))" > "$logs/$name.time"
 	printf '%s\n' "$sum"
 	log "stage $name done: $(tail -n1 <<<"$sum")"
@@ -146,7 +147,7 @@ one_stage() {
 	vm-*)	vm_stage "$1" ;;
 	bench)	run_stage bench "$SSC_TOP/scripts/bench-smoke.sh" ;;
 	harness) run_stage harness harness_selftest ;;
-	*)	echo "not ok - unknown stage $1"; echo "0 1" > "$logs/$1.count" ;;
+	*)	echo "not ok - unknown stage $1" | tee "$logs/$1.sum"; echo "0 1" > "$logs/$1.count" ;;
 	esac
 }
 
@@ -190,7 +191,7 @@ fi
 # a stage that never reported (its lane died) is a failure, not a silence
 for stage in $STAGES; do
 	if [ ! -e "$logs/$stage.count" ]; then
-		echo "not ok - $stage: stage did not finish"
+		echo "not ok - $stage: stage did not finish" | tee "$logs/$stage.sum"
 		echo "0 1" > "$logs/$stage.count"
 	fi
 done
@@ -243,12 +244,16 @@ wall=$((SECONDS - t_start))
 } > "$logs/times.md"
 cat "$logs/times.md"
 # the failures again at the end, where a reader of only the tail of the output looks
+# (a stage's own checks, and what run_stage says of a stage that died)
 fails=$(for stage in $STAGES; do
-	[ -e "$logs/$stage.log" ] && grep -E '^not ok' "$logs/$stage.log" | sed "s/^/[$stage] /"
+	for f in "$logs/$stage.log" "$logs/$stage.sum"; do
+		[ -e "$f" ] && grep -E '^not ok' "$f" | sed "s/^/[$stage] /"
+	done
 done)
 if [ -n "$fails" ]; then
+	nf=$(grep -c . <<<"$fails")
 	echo
-	echo "failed checks ($(grep -c . <<<"$fails"); the first 20; the whole logs are in $logs):"
+	echo "failed checks: $nf$([ "$nf" -gt 20 ] && echo ", the first 20"); the whole logs are in $logs:"
 	head -n 20 <<<"$fails"
 fi
 echo "check time: $wall s of a 2,400 s budget"

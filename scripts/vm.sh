@@ -56,9 +56,7 @@ exec 8>&-
 # shellcheck disable=SC2054 # the commas are QEMU option syntax
 qemu=(qemu-system-x86_64 -M pc -accel tcg,thread=multi,tb-size=256 -cpu max -smp 2 -m "$mem"
       -nodefaults -display none -no-reboot -kernel "$KIMAGE" -initrd "$initrd")
-# SSC_VM_KARGS: more kernel arguments, for a debugging run (e.g. ignore_loglevel to see
-# the KUnit output on the console)
-kargs="console=ttyS0 panic=-1 oops=panic loglevel=5 rdinit=/init$env${SSC_VM_KARGS:+ $SSC_VM_KARGS}"
+kargs="console=ttyS0 panic=-1 oops=panic loglevel=5 rdinit=/init$env"
 # The debug kernel's modules carry their KUnit cases, which would run at every modprobe
 # of every suite (minutes under KASAN): a glob that matches no suite keeps them quiet,
 # and the kunit suite opens it (/sys/module/kunit/parameters/filter_glob) for its own load.
@@ -66,6 +64,9 @@ kargs="console=ttyS0 panic=-1 oops=panic loglevel=5 rdinit=/init$env${SSC_VM_KAR
 if [ "$flavor" = debug ]; then
 	kargs="$kargs kunit.filter_glob=ssc-kunit-on-demand-only sysctl.kernel.lock_stat=0"
 fi
+# SSC_VM_KARGS: more kernel arguments, for a debugging run (e.g. ignore_loglevel to see
+# the KUnit output on the console); last, so they win over the ones above
+kargs="$kargs${SSC_VM_KARGS:+ $SSC_VM_KARGS}"
 
 if [ -n "$shell" ]; then
 	exec "${qemu[@]}" -serial mon:stdio -serial null -append "$kargs ssc.shell=1" "$@"

@@ -53,36 +53,53 @@ fio_run() {
 }
 origin_ios() { awk '{ print $1 + $5 }' /sys/block/nullb1/stat; }
 # profile PHASE DEV RW [fio args]: with BENCH_PROFILE=1 (perf in the guest), one more
-# run of the phase under perf (cpu-clock samples on both CPUs), not part of any ratio:
-# where the CPU time of an I/O goes. "# PROFILE <target> <phase> <key> ..." lines:
-# ios, samples, idle (samples in the idle loop), own_ssc and own_wc (in functions of
-# dm-ssc, of dm-writecache), then "sym <samples> <dso> <symbol>"
-# for the symbols of at least 0.5 % of the samples.
+# run of the phase under perf (cpu-clock samples on both CPUs), after every figure of
+# the target is taken: where the CPU time of an I/O goes. "# PROFILE <target> <phase>
+# <key> ..." lines: ios, samples, idle (samples in the idle loop), emu (samples of the
+# origin's emulation: dm-delay's flush thread polls while bios wait), own_ssc and
+# own_wc (in the functions of dm-ssc, of dm-writecache: their names from
+# /proc/kallsyms), then "sym <samples> <dso> <symbol>" for the symbols of at least
+# 0.5 % of the samples.
 profile() {
-	[ "${BENCH_PROFILE:-0}" = 1 ] && command -v perf > /dev/null || return 0
+	[ "${BENCH_PROFILE:-0}" = 1 ] || return 0
+	if ! command -v perf > /dev/null; then
+		diag "$T: no perf in the guest: no profile"
+		return 0
+	fi
 	ph=$1 dev=$2 rw=$3
 	shift 3
-	perf record -q -a -e cpu-clock -F 997 -o /tmp/perf.data -- $FIO --name=p --filename="$dev" \
-		--rw="$rw" --runtime="$RT" --time_based "$@" > /tmp/perf.fio 2> /dev/null || return 0
+	if ! perf record -q -a -e cpu-clock -F 997 -o /tmp/perf.data -- $FIO --name=p --filename="$dev" \
+		--rw="$rw" --runtime="$RT" --time_based "$@" > /tmp/perf.fio 2> /dev/null; then
+		diag "$T: perf record of $ph failed: no profile"
+		return 0
+	fi
 	ios=$(awk -F';' '{ printf "%d", ($6 + $47) / 4 }' /tmp/perf.fio)	# KiB of 4 KiB I/Os
+	emu=$(perf report -i /tmp/perf.data --stdio -q -n --sort comm 2> /dev/null |
+		awk '$1 ~ /%$/ && $3 ~ /^dm-delay/ { n += $2 } END { print n + 0 }')
 	perf report -i /tmp/perf.data --stdio --no-children -q -n --sort dso,sym 2> /dev/null |
-		awk -v p="# PROFILE $T $ph" -v ios="$ios" '
+		awk -v p="# PROFILE $T $ph" -v ios="$ios" -v emu="$emu" '
+		FNR == NR {
+			if ($4 == "[dm_ssc]") ssc[$3] = 1
+			if ($4 == "[dm_writecache]") wc[$3] = 1
+			next
+		}
 		NF >= 5 && $1 ~ /%$/ {
 			n = $2; dso = $3; sym = $5; for (i = 6; i <= NF; i++) sym = sym " " $i
 			tot += n
 			if (sym ~ /^(default_idle|pv_native_safe_halt|native_safe_halt|acpi_idle|cpu_idle|do_idle|poll_idle|intel_idle|mwait_idle)/)
 				idle += n
-			if (sym ~ /^(ssc_|dm_ssc)/)
+			if (sym in ssc)
 				own_ssc += n
-			if (sym ~ /^(writecache_|wc_)/)
+			if (sym in wc)
 				own_wc += n
 			line[++k] = n " " dso " " sym; pct[k] = $1 + 0
 		}
 		END {
 			print p, "ios", ios; print p, "samples", tot + 0; print p, "idle", idle + 0
+			print p, "emu", emu + 0
 			print p, "own_ssc", own_ssc + 0; print p, "own_wc", own_wc + 0
 			for (i = 1; i <= k; i++) if (pct[i] >= 0.5) print p, "sym", line[i]
-		}'
+		}' /proc/kallsyms -
 	rm -f /tmp/perf.data /tmp/perf.fio
 }
 median3() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
@@ -166,14 +183,13 @@ for T in $TARGETS; do
 		set -- $(fio_run /dev/mapper/fdata randread --size=${WS_MB}m)
 		raw=$1
 		set -- $(fio_run "$DEV" randread --size=${WS_MB}m)
-		kib=$((kib + $2))
+		kib=$((kib + ${2:-0}))
 		res "read_round$round" "$1/$raw"
 		rr="$rr $(ratio "$1" "$raw")"
 	done
 	res read_ratio "$(median3 $rr)"
 	# what else the target did meanwhile: origin I/Os (write-back) per 1,000 read hits
 	res read_origin_per_kio "$(ratio $((($(origin_ios) - o0) * 1000)) $((kib / 4)))"
-	profile read "$DEV" randread --size=${WS_MB}m
 	if [ "$WRITES" = 1 ]; then
 		kib=0
 		o0=$(origin_ios)
@@ -183,14 +199,13 @@ for T in $TARGETS; do
 			s0=$(flash_sectors)
 			set -- $(fio_run "$DEV" randwrite --size=${WS_MB}m)
 			s1=$(flash_sectors)
-			kib=$((kib + $2))
+			kib=$((kib + ${2:-0}))
 			res "write_round$round" "$1/$raw"
 			wr="$wr $(ratio "$1" "$raw")"
 			wb="$(ratio $(((s1 - s0) / 2)) "$2")"
 		done
 		res write_ratio "$(median3 $wr)"
 		res write_origin_per_kio "$(ratio $((($(origin_ios) - o0) * 1000)) $((kib / 4)))"
-		profile write "$DEV" randwrite --size=${WS_MB}m
 		res flash_per_user_cached "$wb"
 		s0=$(flash_sectors)
 		set -- $(fio_run "$DEV" randwrite --size=64m --offset=${WS_MB}m)
@@ -217,10 +232,13 @@ for T in $TARGETS; do
 	res zipf_iops "$z"
 	# origin I/Os (reads and writes at the disk) per 1,000 I/Os of the mix
 	res zipf_origin_per_kio "$(ratio $(((o1 - o0) * 1000)) "$(echo "$out" | awk -F';' '{ printf "%d", ($6 + $47) / 4 }')")"
-	profile zipf "$DEV" randrw --rwmixread=70 --random_distribution=zipf:1.1 --size=$((WS_MB * 2))m
 	res zipf_raw_read_iops "$raw"
 	res zipf_ratio_to_raw "$(ratio "$z" "$raw")"
 	case $T in ssc_*) diag "$T: $(dmsetup status t)" ;; esac
+	# the profiled reruns last, so that no figure above sees what they did
+	profile read "$DEV" randread --size=${WS_MB}m
+	[ "$WRITES" = 1 ] && profile write "$DEV" randwrite --size=${WS_MB}m
+	profile zipf "$DEV" randrw --rwmixread=70 --random_distribution=zipf:1.1 --size=$((WS_MB * 2))m
 	check "$T: measured and removed" "t_${T}_remove"
 done
 dmsetup remove fmeta fdata fscratch origin

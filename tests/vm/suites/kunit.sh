@@ -44,6 +44,7 @@ kunit_load() {
 		sleep 2
 		dmesg | tail -n 120 | sed 's/^/# /'
 		echo "@@KUNIT_HANG"
+		sleep 1	# let the serial lines out
 		poweroff -f
 	fi
 	if wait $pid; then
