@@ -89,7 +89,7 @@ struct ssc_status {
 	uint64_t gc_runs, gc_evicted, gc_copied, writebacks;
 	uint64_t data_sectors, meta_sectors, checkpoints, log_used, log_blocks;
 	uint64_t ram_bytes, recovered, replayed, cache_errors, origin_errors;
-	uint64_t bypassed;
+	uint64_t bypassed, admitted, rejected;
 	char state[16];
 	char cache_dev[32], origin_dev[32];
 };
@@ -114,6 +114,10 @@ static int parse_status(const char *p, struct ssc_status *s)
 		   &s->log_blocks, &s->ram_bytes, &s->recovered, &s->replayed,
 		   &s->cache_errors, &s->origin_errors, &s->bypassed, s->state, &n) != 27 || !n)
 		return -1;
+	/* admission's counters follow the state (modules before them end there) */
+	s->admitted = s->rejected = 0;
+	if (sscanf(p + n, " %" SCNu64 " %" SCNu64, &s->admitted, &s->rejected) != 2)
+		s->admitted = s->rejected = 0;
 	return 0;
 }
 
@@ -238,6 +242,8 @@ static json_object *status_json(const struct ssc_status *s)
 	JU("gc_copied_blocks", s->gc_copied);
 	JU("written_back_blocks", s->writebacks);
 	JU("bypassed", s->bypassed);
+	JU("admitted", s->admitted);
+	JU("rejected", s->rejected);
 	JU("cache_data_bytes_written", s->data_sectors * 512);
 	JU("cache_meta_bytes_written", s->meta_sectors * 512);
 	JD("cache_write_amplification", cache_wamp(s));
@@ -714,10 +720,12 @@ static int cmd_create(int argc, char **argv)
 		{ "dirty-high", required_argument, NULL, 'H' },
 		{ "dirty-low", required_argument, NULL, 'L' },
 		{ "sequential-threshold", required_argument, NULL, 'q' },
+		{ "admit", required_argument, NULL, 'a' },
 		{ "format", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cache = NULL, *origin = NULL, *mode = "writethrough", *name;
+	const char *admit = NULL;
 	uint64_t bsize = 4096, seg = 0, seq = 0, hi = 0, lo_pct = 0;
 	bool have_seg = false, have_seq = false, have_hi = false, have_lo = false, format = false;
 	struct bdev_info cb, ob;
@@ -729,8 +737,9 @@ static int cmd_create(int argc, char **argv)
 	int c, r;
 
 	optind = 0;	/* 0: glibc starts over, with permutation */
-	while ((c = getopt_long(argc, argv, "c:o:m:b:s:H:L:q:f", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:o:m:b:s:H:L:q:a:f", lo, NULL)) != -1) {
 		switch (c) {
+		case 'a': admit = optarg; break;
 		case 'c': cache = optarg; break;
 		case 'o': origin = optarg; break;
 		case 'm': mode = optarg; break;
@@ -793,6 +802,10 @@ static int cmd_create(int argc, char **argv)
 		    seq);
 		return EX_USAGE;
 	}
+	if (admit && strcmp(admit, "all") && strcmp(admit, "reuse")) {
+		err("create: bad admission policy '%s': want all or reuse", admit);
+		return EX_USAGE;
+	}
 	if (have_hi != have_lo || (have_hi && (hi > 75 || lo_pct >= hi))) {
 		err("create: want --dirty-high and --dirty-low together, 0 <= low < high <= 75");
 		return EX_USAGE;
@@ -839,6 +852,10 @@ static int cmd_create(int argc, char **argv)
 	if (have_seq) {
 		snprintf(feat + strlen(feat), sizeof(feat) - strlen(feat),
 			 " sequential_threshold %" PRIu64, seq / 512);
+		nfeat += 2;
+	}
+	if (admit) {
+		snprintf(feat + strlen(feat), sizeof(feat) - strlen(feat), " admit %s", admit);
 		nfeat += 2;
 	}
 	snprintf(table, sizeof(table), "%u:%u %u:%u %" PRIu64 " %u %s",
@@ -1192,7 +1209,7 @@ static void usage(FILE *f)
 "  flush VOLUME [--no-wait]     write back every dirty block, with progress\n"
 "  create VOLUME --cache DEV --origin DEV [--mode MODE] [--block-size SIZE]\n"
 "         [--segment-size SIZE] [--dirty-high PCT --dirty-low PCT]\n"
-"         [--sequential-threshold SIZE] [--format]\n"
+"         [--sequential-threshold SIZE] [--admit all|reuse] [--format]\n"
 "  remove VOLUME\n"
 "  monitor [--count N] [--timeout SECONDS] [VOLUME]\n"
 "                               print dm-ssc events (--json: one object a line)\n"

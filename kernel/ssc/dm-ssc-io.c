@@ -496,6 +496,23 @@ static void ssc_fill_block(struct ssc_c *sc, struct page *page, const struct ssc
  * buffer can be had without waiting; when no pooled cell can, it runs
  * before the bio completes, as it always did.
  */
+/*
+ * May a miss of @oblock (a read, or a full write of an uncached block) take
+ * a slot? With admit reuse, while the cache has room anything may; once it
+ * is full, only a block that missed before (ssc-admit.h). Lock-free.
+ */
+bool ssc_admit_miss(struct ssc_c *sc, u64 oblock)
+{
+	if (!sc->admit || !ssc_space_low(sc->eng))
+		return true;
+	if (ssc_admit_touch(sc->admit, oblock)) {
+		this_cpu_inc(sc->stats->admitted);
+		return true;
+	}
+	this_cpu_inc(sc->stats->rejected);
+	return false;
+}
+
 static void ssc_read_miss(struct ssc_c *sc, struct bio *bio, u64 oblock)
 {
 	struct ssc_bio *pb = ssc_pb(bio);
@@ -721,6 +738,9 @@ static void ssc_write(struct ssc_c *sc, struct bio *bio, u64 oblock)
 		this_cpu_inc(sc->stats->bypassed);
 		around = true;
 	}
+	/* a cached block stays cached; a new one needs admission */
+	if (!around && state == SSC_NOT_PRESENT && !ssc_admit_miss(sc, oblock))
+		around = true;
 	if (around) {
 		r = ssc_write_around(sc, bio, oblock, state);
 		goto out;
@@ -1093,6 +1113,8 @@ int ssc_map(struct dm_target *ti, struct bio *bio)
 			this_cpu_inc(sc->stats->bypassed);
 			around = true;
 		}
+		if (!around && !ssc_admit_miss(sc, oblock))
+			around = true;
 		if (around) {
 			this_cpu_inc(sc->stats->read_misses);
 			ssc_remap_origin(sc, bio);

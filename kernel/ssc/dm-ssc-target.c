@@ -25,6 +25,9 @@
  * Documentation/ssc.rst in the project tree describes the interface.
  */
 
+#include <linux/random.h>
+#include <linux/string.h>
+
 #include "ssc-smap.h"
 #include "ssc-target.h"
 
@@ -33,6 +36,11 @@ const char * const ssc_mode_names[] = {
 	[SSC_MODE_WRITEBACK]	= "writeback",
 	[SSC_MODE_WRITEAROUND]	= "writearound",
 	[SSC_MODE_PASSTHROUGH]	= "passthrough",
+};
+
+const char * const ssc_admit_names[] = {
+	[SSC_ADMIT_ALL]		= "all",
+	[SSC_ADMIT_REUSE]	= "reuse",
 };
 
 /* Every constructed ssc target, for netlink queries and mode changes */
@@ -57,6 +65,8 @@ void ssc_stats_sum(struct ssc_c *sc, struct ssc_stats *sum)
 		sum->cache_errors += s->cache_errors;
 		sum->origin_errors += s->origin_errors;
 		sum->bypassed += s->bypassed;
+		sum->admitted += s->admitted;
+		sum->rejected += s->rejected;
 	}
 }
 
@@ -110,15 +120,17 @@ static int ssc_parse_pct(const char *arg, unsigned int *result)
  *   dirty_high <percent>
  *   dirty_low <percent>
  *   sequential_threshold <sectors>
+ *   admit all | reuse
  */
 static int ssc_parse_features(struct ssc_c *sc, struct dm_arg_set *as)
 {
 	static const struct dm_arg _args[] = {
-		{0, 10, "Invalid number of feature arguments"},
+		{0, 14, "Invalid number of feature arguments"},
 	};
 	struct dm_target *ti = sc->ti;
 	bool have_mode = false, have_segment = false;
 	bool have_high = false, have_low = false, have_seq = false;
+	bool have_admit = false;
 	unsigned int argc;
 	const char *arg;
 	int r;
@@ -148,7 +160,7 @@ static int ssc_parse_features(struct ssc_c *sc, struct dm_arg_set *as)
 		}
 		if (strcasecmp(arg, "segment_size") && strcasecmp(arg, "dirty_high") &&
 		    strcasecmp(arg, "dirty_low") &&
-		    strcasecmp(arg, "sequential_threshold")) {
+		    strcasecmp(arg, "sequential_threshold") && strcasecmp(arg, "admit")) {
 			DMERR("unrecognised feature argument '%s'", arg);
 			ti->error = "Unrecognised feature argument";
 			return -EINVAL;
@@ -178,6 +190,16 @@ static int ssc_parse_features(struct ssc_c *sc, struct dm_arg_set *as)
 				return -EINVAL;
 			}
 			have_seq = true;
+		} else if (!strcasecmp(arg, "admit")) {
+			r = have_admit ? -EINVAL :
+				match_string(ssc_admit_names, ARRAY_SIZE(ssc_admit_names),
+					     dm_shift_arg(as));
+			if (r < 0) {
+				ti->error = SSC_ERR_ADMIT;
+				return -EINVAL;
+			}
+			sc->admit_policy = r;
+			have_admit = true;
 		} else if (!strcasecmp(arg, "dirty_high")) {
 			if (have_high || ssc_parse_pct(dm_shift_arg(as), &sc->dirty_high)) {
 				ti->error = SSC_ERR_DIRTY;
@@ -254,6 +276,7 @@ static void ssc_dtr(struct dm_target *ti)
 	/* nothing raises an event now; the event work reads the engine */
 	cancel_delayed_work_sync(&sc->ev.work);
 	ssc_engine_destroy(sc->eng);
+	ssc_admit_destroy(sc->admit);
 	for (l = 0; l < SSC_WB_LANES; l++) {
 		struct page **pages = sc->wb_lanes[l].pages;
 
@@ -457,6 +480,14 @@ static int ssc_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 	sc->nr_slots = ssc_engine_nr_slots(sc->eng);
+	if (sc->admit_policy == SSC_ADMIT_REUSE) {
+		sc->admit = ssc_admit_create(sc->nr_slots, get_random_u64(), GFP_KERNEL);
+		if (!sc->admit) {
+			ti->error = "Cannot allocate the admission table";
+			r = -ENOMEM;
+			goto bad;
+		}
+	}
 
 	r = dm_set_target_max_io_len(ti, sc->block_sectors);
 	if (r) {
@@ -623,21 +654,23 @@ static void ssc_status(struct dm_target *ti, status_type_t type,
 		DMEMIT("%llu %llu %llu %llu/%llu ",
 		       s.data_sectors, st.meta_sectors, st.checkpoints,
 		       st.log_used, st.log_blocks);
-		DMEMIT("%llu %llu %llu %llu %llu %llu %s",
-		       (unsigned long long)st.ram_bytes, st.recovered, st.replayed,
+		DMEMIT("%llu %llu %llu %llu %llu %llu %s %llu %llu",
+		       (unsigned long long)(st.ram_bytes + ssc_admit_bytes(sc->admit)),
+		       st.recovered, st.replayed,
 		       s.cache_errors, s.origin_errors, s.bypassed,
-		       ssc_state_names[ssc_state(sc)]);
+		       ssc_state_names[ssc_state(sc)], s.admitted, s.rejected);
 		break;
 	case STATUSTYPE_TABLE:
 		/* format only until it is done: a reload of this line must not repeat it */
 		fmt = sc->format && !sc->loaded;
 		DMEMIT("%s %s %llu %u %s%s segment_size %llu dirty_high %u dirty_low %u",
 		       sc->cache_dev->name, sc->origin_dev->name,
-		       (unsigned long long)sc->block_sectors, 9 + fmt,
+		       (unsigned long long)sc->block_sectors, 11 + fmt,
 		       fmt ? "format " : "", ssc_mode_names[sc->mode],
 		       (unsigned long long)sc->segment_sectors,
 		       sc->dirty_high, sc->dirty_low);
-		DMEMIT(" sequential_threshold %u", sc->seq_threshold);
+		DMEMIT(" sequential_threshold %u admit %s", sc->seq_threshold,
+		       ssc_admit_names[sc->admit_policy]);
 		break;
 	default:
 		break;

@@ -88,6 +88,15 @@ bool ssc_gc_needed(struct ssc_engine *e)
 	return READ_ONCE(e->free_segs) < e->gc_low && !READ_ONCE(e->error);
 }
 
+/*
+ * The cache is full: no more free segments than GC keeps. A new block takes
+ * the place of one GC will have to drop or move.
+ */
+bool ssc_space_low(struct ssc_engine *e)
+{
+	return READ_ONCE(e->free_segs) <= e->gc_high;
+}
+
 struct ssc_scan_ctx {
 	struct ssc_engine *e;
 	u32 seg;

@@ -33,6 +33,7 @@
 #include <linux/dm-ssc.h>
 
 #include "ssc-engine.h"
+#include "ssc-admit.h"
 
 #define DM_MSG_PREFIX "ssc"
 
@@ -90,6 +91,8 @@
 	"Invalid segment_size: want a power of two from 256 to 131072 sectors"
 #define SSC_ERR_SEQ \
 	"Invalid sequential_threshold: want 0 (off) to 2147483648 sectors"
+#define SSC_ERR_ADMIT \
+	"Invalid admit policy: want all or reuse"
 #define SSC_ERR_DIRTY \
 	"Invalid dirty_high/dirty_low: want 0 <= dirty_low < dirty_high <= 75"
 
@@ -101,6 +104,14 @@ enum ssc_mode {
 };
 
 extern const char * const ssc_mode_names[];
+
+/* Which misses may take a slot (table feature admit) */
+enum ssc_admit_policy {
+	SSC_ADMIT_ALL,		/* every miss: FlashTier's behaviour */
+	SSC_ADMIT_REUSE,	/* once full, a block that missed before */
+};
+
+extern const char * const ssc_admit_names[];
 
 /*
  * Events waiting to be sent on the netlink "events" group, and what they
@@ -138,6 +149,8 @@ struct ssc_stats {
 	u64 cache_errors;
 	u64 origin_errors;
 	u64 bypassed;		/* sequential misses sent around the cache */
+	u64 admitted;		/* misses admission let in, on a second touch */
+	u64 rejected;		/* misses it kept out */
 };
 
 struct ssc_stream {
@@ -167,6 +180,8 @@ struct ssc_c {
 	unsigned int dirty_low;
 	unsigned int seq_threshold;	/* sectors; 0: no sequential bypass */
 	bool format;			/* format the cache device at first resume */
+	enum ssc_admit_policy admit_policy;
+	struct ssc_admit *admit;	/* SSC_ADMIT_REUSE: blocks that missed */
 
 	spinlock_t seq_lock;		/* protects streams[] */
 	struct ssc_stream streams[SSC_SEQ_STREAMS];
@@ -259,6 +274,7 @@ extern struct list_head ssc_volumes;
 extern struct mutex ssc_volumes_lock;
 
 void ssc_stats_sum(struct ssc_c *sc, struct ssc_stats *sum);
+bool ssc_admit_miss(struct ssc_c *sc, u64 oblock);
 struct ssc_cell *ssc_cell_try(struct ssc_c *sc, u64 oblock);
 void ssc_cell_put(struct ssc_c *sc, struct ssc_cell *cell);
 struct ssc_cell *ssc_cell_lock(struct ssc_c *sc, u64 oblock);

@@ -142,7 +142,7 @@ flaky_set() { dmsetup suspend --nolockfs fc && dmsetup load fc --table "$(flaky_
 # (the order is documented in Documentation/ssc.rst)
 SSC_FIELDS="start len target mode block_sectors cached dirty free_segs read_hits read_misses \
 write_hits write_misses gc_runs gc_evicted gc_copied writebacks data_sectors meta_sectors \
-checkpoints log ram_bytes recovered replayed cache_errors origin_errors bypassed state"
+checkpoints log ram_bytes recovered replayed cache_errors origin_errors bypassed state admitted rejected"
 ssc_stat() {
 	dmsetup status "$1" | awk -v want="$2" -v names="$SSC_FIELDS" '
 		{ n = split(names, k, " "); for (i = 1; i <= n; i++) if (k[i] == want) { print $i; exit } }'

@@ -54,7 +54,7 @@ check_fails "create: nothing left behind after a refusal" dmsetup info v
 check_eq "create writeback with --format" /dev/mapper/v \
 	"$(hcctl create v --cache $CACHE --origin $ORIGIN --mode writeback --format --dirty-high 40 --dirty-low 30 --segment-size 1M)"
 check_eq "create: the table it built" \
-	"0 1048576 ssc $(cat /sys/block/nullb0/dev) $(cat /sys/block/nullb1/dev) 8 9 writeback segment_size 2048 dirty_high 40 dirty_low 30 sequential_threshold 0" \
+	"0 1048576 ssc $(cat /sys/block/nullb0/dev) $(cat /sys/block/nullb1/dev) 8 11 writeback segment_size 2048 dirty_high 40 dirty_low 30 sequential_threshold 0 admit all" \
 	"$(dmsetup table v)"
 check_eq "create: the name is taken now: exit 1" 1 "$(rc hcctl create v --cache $CACHE --origin $ORIGIN)"
 dmsetup create lin --table "0 2048 linear /dev/nullb2 0"
@@ -74,7 +74,7 @@ check_eq "--json: origin device" "$(cat /sys/block/nullb1/dev)" "$(echo "$J" | j
 check_eq "--json: ram per cached block = ram_bytes / cached" \
 	"$(echo "$J" | jq '.volumes[0].ram_bytes / .volumes[0].cached_blocks | floor')" \
 	"$(echo "$J" | jq '.volumes[0].ram_bytes_per_cached_block | floor')"
-check_eq "--json: every documented key present" 35 "$(echo "$J" | jq '.volumes[0] | keys | length')"
+check_eq "--json: every documented key present" 37 "$(echo "$J" | jq '.volumes[0] | keys | length')"
 check_eq "status lists ssc volumes only" 1 "$(hcctl --json status | jq '.volumes | length')"
 check "status: human table has the volume" sh -c "hcctl status | grep -Eq '^v +writeback +512.0MiB +4096 .* ok$'"
 check_eq "status of a linear device: exit 3" 3 "$(rc hcctl status lin)"
