@@ -41,7 +41,7 @@ case ${1:-} in
 esac
 STAGES=${CHECK_STAGES:-"deps lint kunit user vm-6.12 vm-6.1 vm-debug bench harness"}
 JOBS=${CHECK_JOBS:-2}
-VM_SUITES=ssc-table,ssc-io,ssc-persist,ssc-errors,ssc-crash,ssc-torture,hcctl,monitor,replay,hashcache
+VM_SUITES=ssc-table,ssc-io,ssc-persist,ssc-errors,ssc-crash,ssc-torture,ssc-gc,hcctl,monitor,replay,hashcache
 SMOKE_6_1=ssc-table,ssc-io,hashcache
 logs="$SSC_OUT/logs"
 mkdir -p "$logs"

@@ -828,8 +828,9 @@ static int cmd_create(int argc, char **argv)
 		    bsize, cb.lbs, ob.lbs);
 		return EX_USAGE;
 	}
-	if (cb.bytes < 8 * (have_seg ? seg : 2 << 20) + (1 << 20)) {
-		err("create: cache device %s is too small (%" PRIu64 " bytes): it must hold at least 8 segments plus metadata",
+	/* the metadata fits in the first segment of a small cache: the kernel checks the rest */
+	if (cb.bytes < 8 * (have_seg ? seg : 2 << 20)) {
+		err("create: cache device %s is too small (%" PRIu64 " bytes): it must hold at least 8 segments",
 		    cache, cb.bytes);
 		return EX_FAIL;
 	}

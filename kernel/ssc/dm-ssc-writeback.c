@@ -17,8 +17,8 @@ void ssc_gc_worker(struct work_struct *work)
 	int r;
 
 	r = ssc_gc(sc->eng);
-	if (r == -ENOSPC && !READ_ONCE(sc->suspended)) {
-		/* everything left is dirty: write-back makes room */
+	if (r == -ENOSPC && !READ_ONCE(sc->suspended) && ssc_dirty_count(sc->eng)) {
+		/* too much is dirty: write-back makes room, past dirty_low */
 		queue_work(sc->wb_wq, &sc->wb_work);
 	}
 }
@@ -132,6 +132,7 @@ void ssc_wb_lane_worker(struct work_struct *work)
 	struct ssc_c *sc = lane->sc;
 	struct ssc_engine_stats st;
 	u64 target, ob;
+	bool starved;
 	int r;
 
 	for (;;) {
@@ -140,9 +141,13 @@ void ssc_wb_lane_worker(struct work_struct *work)
 		ssc_engine_get_stats(sc->eng, &st);
 		if (st.error)
 			return;
-		/* in write-back, stop at dirty_low; in other modes drain */
+		/*
+		 * in write-back, stop at dirty_low, unless GC cannot free a
+		 * segment for dirty blocks; in other modes drain
+		 */
+		starved = ssc_gc_starved(sc->eng);
 		target = 0;
-		if (sc->mode == SSC_MODE_WRITEBACK && !READ_ONCE(sc->writeback_all))
+		if (sc->mode == SSC_MODE_WRITEBACK && !READ_ONCE(sc->writeback_all) && !starved)
 			target = div_u64(st.nr_slots * sc->dirty_low, 100);
 		if (st.dirty <= target)
 			break;
@@ -154,6 +159,9 @@ void ssc_wb_lane_worker(struct work_struct *work)
 				    (unsigned long long)ob, r);
 			msleep(100);
 		}
+		/* GC tries again after each run: a victim may fit now */
+		if (starved && r > 0)
+			ssc_kick_gc(sc);
 		cond_resched();
 	}
 }

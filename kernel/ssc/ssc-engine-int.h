@@ -119,6 +119,11 @@ struct ssc_engine {
 	struct ssc_seg *segs;
 	u32 free_segs;
 	u32 gc_reserve;		/* segments only GC may open */
+	/*
+	 * GC found no segment it could clean in the room it has: write-back
+	 * must clean dirty blocks, whatever dirty_low says
+	 */
+	bool gc_starved;
 	ktime_t stall_start;	/* when reservations began to fail, or 0 */
 	u64 stall_refused;	/* reservations refused since then */
 	u32 gc_low, gc_high;	/* start GC below low, stop at high */
@@ -129,6 +134,11 @@ struct ssc_engine {
 	/* open segment */
 	u32 open_seg;
 	u32 open_next;
+	/*
+	 * GC opened it out of its reserve: user data may not use it while the
+	 * free segments are no more than the reserve
+	 */
+	bool open_gc;
 	u64 seg_seq;
 	u64 user_seq;
 	struct ssc_sum *sum;

@@ -753,6 +753,77 @@ static void ssc_engine_test_gc(struct kunit *test)
 }
 
 /*
+ * GC's reserve is GC's: once a run opened a segment out of it, user data is
+ * refused until more than the reserve is free again, and a churn of user
+ * writes with a GC run whenever they are refused never takes the last free
+ * segment. gc_runs counts the segments cleaned.
+ */
+static void ssc_engine_test_gc_reserve(struct kunit *test)
+{
+	struct ssc_ram *d = ssc_test_ram(test);
+	struct ssc_engine *e = ssc_test_open(test, d);
+	const size_t len = T_BLOCK_SECTORS << SECTOR_SHIFT;
+	u8 *buf = kunit_kmalloc(test, len, GFP_KERNEL);
+	struct rnd_state rs;
+	struct ssc_loc loc;
+	u64 ob = 0, cleaned = 0, starved = 0;
+	u32 i;
+	int r;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	prandom_seed_state(&rs, 19);
+	/* fill until user data is refused: only GC's reserve is free */
+	for (;;) {
+		if (ssc_reserve(e, ob, false, &loc))
+			break;
+		ssc_unreserve(e, &loc);
+		ssc_test_write(test, e, d, ob, 1, ob % 8 == 0);
+		ob++;
+	}
+	KUNIT_ASSERT_EQ(test, e->gc_reserve, e->free_segs);
+	KUNIT_ASSERT_EQ(test, U32_MAX, e->open_seg);
+	/* a run moves the victim's dirty blocks to a segment out of the reserve */
+	KUNIT_ASSERT_EQ(test, 0, ssc_gc_one(e));
+	cleaned++;
+	KUNIT_EXPECT_EQ(test, cleaned, e->st.gc_runs);
+	KUNIT_ASSERT_NE(test, U32_MAX, e->open_seg);
+	KUNIT_EXPECT_GT(test, e->st.gc_copied, 0ULL);
+	KUNIT_EXPECT_EQ(test, e->gc_reserve, e->free_segs);
+	/* which user data may not take while no more than the reserve is free */
+	r = ssc_reserve(e, ob, false, &loc);
+	KUNIT_EXPECT_EQ(test, -ENOSPC, r);
+	if (!r)
+		ssc_unreserve(e, &loc);
+
+	for (i = 0; i < 8 * e->nr_slots; i++) {
+		u64 b = prandom_u32_state(&rs) % (4 * e->nr_slots), lsn;
+		bool dirty = prandom_u32_state(&rs) % 3 == 0;
+
+		if (!ssc_reserve(e, b, false, &loc)) {
+			ssc_test_fill(buf, b, i);
+			KUNIT_ASSERT_EQ(test, 0, ssc_ram_rw(d, REQ_OP_WRITE, loc.sector, buf, len));
+			KUNIT_ASSERT_EQ(test, 0, ssc_publish(e, b, &loc, dirty, &lsn));
+		} else {
+			r = ssc_gc_one(e);
+			if (r == -ENOSPC) {
+				/* nothing fits: write-back would clean a block */
+				starved++;
+				KUNIT_ASSERT_EQ(test, 0, ssc_next_dirty(e, &b));
+				KUNIT_ASSERT_EQ(test, 0, ssc_clean(e, b));
+			} else {
+				KUNIT_ASSERT_EQ(test, 0, r);
+				cleaned++;
+			}
+		}
+		KUNIT_ASSERT_GE_MSG(test, e->free_segs, 1U, "step %u", i);
+	}
+	KUNIT_EXPECT_EQ(test, cleaned, e->st.gc_runs);
+	kunit_info(test, "%llu segments cleaned, %llu dirty blocks moved, %llu times starved\n",
+		   cleaned, e->st.gc_copied, starved);
+	ssc_engine_destroy(e);
+}
+
+/*
  * Recovery rebuilds the summaries of the segments opened since the
  * checkpoint from the map, several per walk of the map: with two per walk,
  * six segments take three walks; by default, one. Each summary it writes
@@ -2066,6 +2137,7 @@ static struct kunit_case ssc_engine_test_cases[] = {
 	KUNIT_CASE(ssc_engine_test_gc),
 	KUNIT_CASE(ssc_engine_test_gc_partial_summary),
 	KUNIT_CASE(ssc_engine_test_gc_emptied_by_users),
+	KUNIT_CASE(ssc_engine_test_gc_reserve),
 	KUNIT_CASE(ssc_engine_test_recover_summaries),
 	KUNIT_CASE(ssc_engine_test_log_corruption),
 	KUNIT_CASE(ssc_engine_test_lru),

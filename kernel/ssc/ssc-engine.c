@@ -106,6 +106,16 @@ static u32 ssc_summary_sectors(u32 slots)
 	return DIV_ROUND_UP(bytes, SSC_MBLOCK_SIZE) * SSC_MBLOCK_SECTORS;
 }
 
+/*
+ * The shortest log, in blocks of @lbs bytes: below its 2/3 limit, two
+ * commits of the fullest pending buffer (twice SSC_PENDING_RECORDS while a
+ * checkpoint runs). A shorter one would take a checkpoint at every commit.
+ */
+static u64 ssc_log_min_blocks(u32 lbs)
+{
+	return 3 * DIV_ROUND_UP(2 * SSC_PENDING_RECORDS, SSC_LOG_PER_BLOCK(lbs));
+}
+
 static int ssc_compute_layout(const struct ssc_geometry *geo, struct ssc_sb *sb)
 {
 	u32 bps = geo->segment_sectors / geo->block_sectors;
@@ -124,9 +134,13 @@ static int ssc_compute_layout(const struct ssc_geometry *geo, struct ssc_sb *sb)
 	/* size the checkpoints for a device full of slots (an upper bound) */
 	max_slots = div_u64(geo->cache_sectors, geo->segment_sectors) * slots;
 	ckpt_blocks = 1 + DIV_ROUND_UP(max_slots, SSC_CKPT_PER_BLOCK);
-	/* the log holds 4 checkpoints' worth of bytes, at least 4 MiB */
-	log_blocks = max_t(u64, 1024, 4 * ckpt_blocks) * SSC_MBLOCK_SIZE /
-		geo->log_block_bytes;
+	/*
+	 * The log holds 4 checkpoints' worth of bytes, sized to the device:
+	 * a checkpoint is taken when it is 2/3 full, so it is never shorter
+	 * than what two of the largest commits need (ssc_log_min_blocks()).
+	 */
+	log_blocks = max_t(u64, 4 * ckpt_blocks * SSC_MBLOCK_SIZE / geo->log_block_bytes,
+			   ssc_log_min_blocks(geo->log_block_bytes));
 
 	meta = SSC_MBLOCK_SECTORS + 2 * ckpt_blocks * SSC_MBLOCK_SECTORS +
 		log_blocks * (geo->log_block_bytes >> SECTOR_SHIFT);
@@ -252,7 +266,7 @@ int ssc_check_sb(struct ssc_engine *e, const void *buf, const char **err)
 	    c0 < SSC_MBLOCK_SECTORS || c0 % SSC_MBLOCK_SECTORS || c1 % SSC_MBLOCK_SECTORS ||
 	    ls % SSC_MBLOCK_SECTORS || ds % geo->segment_sectors ||
 	    lb > div_u64(geo->cache_sectors, lbs >> SECTOR_SHIFT) ||
-	    log_bytes < 1024 * SSC_MBLOCK_SIZE ||
+	    lb < ssc_log_min_blocks(lbs) ||
 	    check_add_overflow(c0, cs, &c0_end) || c1 < c0_end ||
 	    check_add_overflow(c1, cs, &c1_end) || ls < c1_end ||
 	    check_add_overflow(ls, log_bytes >> SECTOR_SHIFT, &log_end) || ds < log_end ||
@@ -724,6 +738,7 @@ static int ssc_open_seg(struct ssc_engine *e, bool gc)
 	if (WARN_ON_ONCE(i == e->nr_segs))
 		return -ENOSPC;
 	e->alloc_cursor = seg + 1;
+	e->open_gc = e->free_segs <= e->gc_reserve;
 	e->segs[seg].state = SEG_OPEN;
 	e->segs[seg].age = e->user_seq;
 	e->free_segs--;
@@ -750,6 +765,14 @@ int __ssc_reserve(struct ssc_engine *e, u64 oblock, bool gc,
 	r = ssc_log_room(e, 1);
 	if (r)
 		return r;
+	/*
+	 * A segment GC opened out of its reserve is GC's until the reserve is
+	 * back: otherwise user data takes the reserve slot by slot, and GC is
+	 * left with no segment to move dirty blocks to.
+	 */
+	if (!gc && e->open_seg != U32_MAX && e->open_gc &&
+	    e->free_segs <= e->gc_reserve)
+		return -ENOSPC;
 	if (e->open_seg == U32_MAX) {
 		r = ssc_open_seg(e, gc);
 		if (r)

@@ -138,6 +138,7 @@ int ssc_next_dirty(struct ssc_engine *e, u64 *oblock);
 
 bool ssc_gc_needed(struct ssc_engine *e);
 bool ssc_space_low(struct ssc_engine *e);
+bool ssc_gc_starved(struct ssc_engine *e);
 int ssc_gc(struct ssc_engine *e);
 
 void ssc_engine_get_stats(struct ssc_engine *e, struct ssc_engine_stats *st);

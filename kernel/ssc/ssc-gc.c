@@ -68,15 +68,28 @@ int ssc_gc_pick_victim(const u32 *valid, const u32 *dirty, const u64 *age,
 	return b.idx;
 }
 
+/*
+ * The victim, among the segments whose dirty blocks fit in the room GC has
+ * without opening the last free segment: the free segments but one, and
+ * what is left of the open segment if GC opened it (user data may fill a
+ * segment it opened while GC copies). A victim that does not fit would
+ * stop half-moved with no segment free; when none fits, write-back must
+ * clean dirty blocks first (ssc_gc_starved()). Under e->lock.
+ */
 int ssc_pick(struct ssc_engine *e)
 {
 	struct ssc_gc_best b = { .idx = -1 };
+	u64 room = 0;
 	u32 i;
 
+	if (e->open_seg != U32_MAX && e->open_gc)
+		room = e->slots_per_seg - e->open_next;
+	if (e->free_segs)
+		room += (u64)(e->free_segs - 1) * e->slots_per_seg;
 	for (i = 0; i < e->nr_segs; i++) {
 		const struct ssc_seg *s = &e->segs[i];
 
-		if (s->state == SEG_SEALED)
+		if (s->state == SEG_SEALED && s->dirty <= room)
 			ssc_gc_consider(&b, i, s->valid, s->dirty,
 					e->user_seq - s->age, e->slots_per_seg);
 	}
@@ -95,6 +108,12 @@ bool ssc_gc_needed(struct ssc_engine *e)
 bool ssc_space_low(struct ssc_engine *e)
 {
 	return READ_ONCE(e->free_segs) <= e->gc_high;
+}
+
+/* GC needs dirty blocks cleaned before it can free a segment. */
+bool ssc_gc_starved(struct ssc_engine *e)
+{
+	return READ_ONCE(e->gc_starved) && ssc_gc_needed(e);
 }
 
 struct ssc_scan_ctx {
@@ -195,7 +214,6 @@ int ssc_gc_one(struct ssc_engine *e)
 	seg = victim;
 	s = &e->segs[seg];
 	WRITE_ONCE(s->state, SEG_GC);
-	e->st.gc_runs++;
 	mutex_unlock(&e->lock);
 	/* pairs with ssc_get(): a pin taken before this is seen below */
 	smp_mb();
@@ -302,6 +320,9 @@ int ssc_gc_one(struct ssc_engine *e)
 		s->state = SEG_FREE;
 		s->dirty = 0;
 		e->free_segs++;
+		/* gc_runs counts segments cleaned, not attempts */
+		e->st.gc_runs++;
+		WRITE_ONCE(e->gc_starved, false);
 		wake_up_all(&e->space_wq);
 	} else {
 		/* a failed copy: leave the segment as it is */
@@ -331,7 +352,8 @@ int ssc_gc_one(struct ssc_engine *e)
  * Runs in process context; nothing else may run GC at the same time.
  *
  * Return: 0 when enough segments are free, -ENOSPC when no segment can be
- * cleaned (all dirty), or an I/O error.
+ * cleaned in the room GC has (too many dirty blocks: ssc_gc_starved() then
+ * says so until a segment is cleaned), or an I/O error.
  */
 int ssc_gc(struct ssc_engine *e)
 {
@@ -344,6 +366,8 @@ int ssc_gc(struct ssc_engine *e)
 		if (r)
 			break;
 	}
+	if (r == -ENOSPC)
+		WRITE_ONCE(e->gc_starved, true);
 	wake_up_all(&e->space_wq);
 	return r == -EAGAIN ? 0 : r;
 }
