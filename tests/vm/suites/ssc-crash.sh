@@ -19,7 +19,7 @@
 
 check "modprobe dm-ssc" modprobe dm-ssc
 check "modprobe dm-log-writes" modprobe dm-log-writes
-C=16384		# cache region, sectors (8 MiB)
+C=8192		# cache region, sectors (4 MiB: 31 data segments of 128 KiB, as 8 MiB had with the 4 MiB log of old)
 O=32768		# origin region, sectors (16 MiB)
 NBLK=$((O / 8))
 TOT=$((C + O))

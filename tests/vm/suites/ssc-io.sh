@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # dm-ssc data path in every mode, with a cache much smaller than the working
 # set so that garbage collection, silent eviction and write-back really run.
-# Devices: nullb0 = 48 MiB cache (24 segments of 2 MiB, 18 for data),
+# Devices: nullb0 = 48 MiB cache (24 segments of 2 MiB, 23 for data),
 # nullb1 = 512 MiB origin (128 MiB in make check on the debug kernel, where
 # the working set is 48 MiB: still past the cache, so GC and eviction run,
 # and every whole-device compare reads 4x less under KASAN).
