@@ -18,7 +18,7 @@
 SEED=${SSC_SEED:-1}
 RESERVE=2	# segments only GC may open (Documentation/ssc.rst, GC)
 NIOS=32768	# 4 KiB I/Os per fio job: 128 MiB, twice the origin
-is_small && NIOS=6144
+is_small && NIOS=3072
 check "modprobe dm-ssc" modprobe dm-ssc
 check "null_blk cache device" null_blk_add 16
 check "null_blk origin device" null_blk_add 64
