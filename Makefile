@@ -8,7 +8,9 @@
 #   make lint          checkpatch --strict and sparse over kernel/
 #   make demo          boot a VM, create an ssc volume with hcctl, replay a trace, show status and events
 #   make bench         dm-ssc against raw flash, dm-cache and dm-writecache in one VM run
-#   make bench-traces  replay the synthetic traces against dm-ssc, dm-cache, dm-writecache, bcache
+#   make bench-traces  replay traces against dm-ssc, dm-cache, dm-writecache, bcache: the synthetic
+#                      ones, or TRACE=<file> (msr, fiu, csv, blktrace, fio iolog) [CACHE=<size>|<N>%]
+#                      [ORIGIN=<size>] (Documentation/traces.rst)
 #   make bench-hashcache  every HashCache policy: I/Os per operation, RAM bits, ops/s
 #   make bench-flashvm  stock swap against each flashvm policy on the patched debug kernel
 #   make bench-locks   lock contentions of read hits, dm-ssc against dm-writecache (debug kernel)
@@ -79,6 +81,11 @@ lint:
 demo:
 	scripts/demo.sh
 
+# TRACE, CACHE and ORIGIN reach the script as its BT_TRACE_FILE, BT_CACHE and BT_ORIGIN
+# (exported as they are: a file name with spaces stays one)
+bench-traces: export BT_TRACE_FILE := $(or $(TRACE),$(BT_TRACE_FILE))
+bench-traces: export BT_CACHE := $(or $(CACHE),$(BT_CACHE))
+bench-traces: export BT_ORIGIN := $(or $(ORIGIN),$(BT_ORIGIN))
 bench-traces:
 	scripts/bench-traces.sh
 

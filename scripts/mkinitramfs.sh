@@ -5,7 +5,8 @@
 #   MODROOT  root holding lib/modules/KVER of the guest kernel (in-tree modules)
 #   KO       our out-of-tree modules, installed under lib/modules/KVER/extra
 # Contents: busybox, dmsetup, hcctl, jq, fio (static), tests/tools (static), blktrace, stress-ng, a few util-linux/coreutils
-# tools, what SSC_VM_BINS names (host programs, with their libraries), the kernel's dm/null_blk/loop/virtio modules, tests/vm as /ssc.
+# tools, what SSC_VM_BINS names (host programs, with their libraries), the kernel's dm/null_blk/loop/virtio modules, tests/vm as /ssc,
+# synthetic traces in /ssc/traces and, for make bench-traces, the ones SSC_VM_TRACES holds.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -90,6 +91,13 @@ for t in zipf-read:16384:20000: write-heavy:16384:20000: scan:16384:20000: \
 	sed -nE 's/.*: [0-9]+ reads \(([0-9]+) B\), [0-9]+ writes \(([0-9]+) B\).*/\1 \2/p' \
 		"$f.log" > "$f.sum"
 done
+# the traces scripts/bench-traces.sh converted and planned for the bench-traces suite
+# (SSC_VM_TRACES: a directory of NAME.iolog and NAME.bt), for this VM only
+if [ -n "${SSC_VM_TRACES:-}" ]; then
+	mkdir -p "$st/ssc/traces/bench"
+	cp "$SSC_VM_TRACES"/*.iolog "$SSC_VM_TRACES"/*.bt "$st/ssc/traces/bench/" ||
+		die "no traces in $SSC_VM_TRACES"
+fi
 install -m755 "$SSC_TOP/tests/vm/init" "$st/init"
 cp -r "$SSC_TOP/tests/vm/run-suites.sh" "$SSC_TOP/tests/vm/lib.sh" "$SSC_TOP/tests/vm/crash-check.sh" "$SSC_TOP/tests/vm/splat.re" \
 	"$SSC_TOP/tests/vm/suites" "$st/ssc/"

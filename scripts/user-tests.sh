@@ -46,19 +46,24 @@ t "make install puts hcctl, man page, completion in place" bash -c \
 	'd=$(mktemp -d) && make -s -C "$0/user" install DESTDIR="$d" PREFIX=/usr &&
 	 test -x "$d/usr/sbin/hcctl" && test -f "$d/usr/share/man/man8/hcctl.8" &&
 	 test -f "$d/usr/share/bash-completion/completions/hcctl"; r=$?; rm -rf "$d"; exit $r' "$SSC_TOP"
-# make bench-traces' report from a fixture: ratios to the fastest peer of each
-# trace, the crashed pair's row, the later-boot note, a PNG
+# make bench-traces' report from a fixture: ratios to the fastest peer of each trace
+# (never a failed one), the crashed pair's row, a failed replay's row (no figure of it
+# anywhere), the later-boot note, each target's geometry, the table of traces, a PNG
 bt_report() {
 	local d
 	d=$(mktemp -d) && mkdir -p "$d/bench-traces" &&
 	cp "$SSC_TOP/tests/user/data/bench-traces-raw.tap" "$d/bench-traces/raw.tap" &&
 	SSC_OUT=$d "$SSC_TOP/scripts/bench-traces.sh" --report > "$d/out" 2>&1 &&
-	grep -qx '| t1 | ssc_wb | 90.0 % | 50.0 % / 80.0 % | 300 | 1.50 | 1.250 | 0.100 | 0.000 | 100 | 20.0 | 12.5 |' "$d/out" &&
-	grep -q '^| t1 | dmcache | 50.0 % | - / - | 200 | 1.00 |' "$d/out" &&
+	grep -qxF '| t1 | ssc_wb | 90.0 % | 50.0 % / 80.0 % | 300 | 1.50 | 1.250 | 2.500 | 0.100 | 0.000 | 100 | 20.0 | 12.5 | 250 | 4 KiB blocks, 10 segments of 256 KiB |' "$d/out" &&
+	grep -q '^| t1 | dmcache | 50.0 % | - / - | 200 | 1.00 | .* | 32 | 32 KiB blocks |$' "$d/out" &&
 	grep -q '^| t1 | bcache | 40.0 % | - / - | 150 | 0.75 |' "$d/out" &&
 	grep -q '^| t2 | ssc_wb | 25.0 % | - / - | 50 | 0.12 |' "$d/out" &&
 	grep -q '^| t2 | dmcache | \*\*crashed the kernel\*\* (list del corruption; boot1) |' "$d/out" &&
+	grep -qxF '| t2 | writecache | **failed replay** (replay 2 of 2: fio exit 1, read 8192 of 16384 B, written 0 of 33554432 B) | | | | | | | | | | | | |' "$d/out" &&
+	! grep -q 999 "$d/out" && grep -qx 't2 0.12 0.2500 NaN NaN NaN NaN 1.00 0.7500 NaN NaN NaN NaN' "$d/bench-traces/results.dat" &&
 	grep -q 'Measured in a later boot: t2/bcache (boot2)$' "$d/out" &&
+	grep -qxF '| t1 | 100 / 20 | 0.4 / 0.2 | 2560 (10.0) | 16 MiB | 16 MiB | 1 MiB: 10 % of the footprint |' "$d/out" &&
+	grep -qxF '| t2 | 1 / 32 | 0.0 / 32.0 | 8196 (32.0) | 65544 KiB (64.0 MiB) (squeezed from 1048576 MiB) | 64 MiB **smaller than the extent** | 26 MiB: 26M |' "$d/out" &&
 	[ "$(head -c 8 "$d/bench-traces/results.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ]
 	local r=$?
 	[ $r -eq 0 ] || cat "$d/out"
@@ -66,6 +71,98 @@ bt_report() {
 	return $r
 }
 t "bench-traces --report: table and plot from a fixture" bt_report
+# make bench-traces' planning, on the host (BT_PLAN=1: no VM): conversion, names, sizes
+# and each target's geometry. bt_plan DIR [make args...]: the plan in DIR/out, and its
+# value of KEY for trace NAME by bt_val DIR NAME KEY
+bt_plan() {
+	local d=$1
+	shift
+	SSC_OUT=$d BT_PLAN=1 make -s -C "$SSC_TOP" bench-traces "$@" > "$d/plan" 2> "$d/err" || { cat "$d/err"; return 1; }
+}
+bt_val() { sed -n "s/^# # BTRACE plan $2 trace $3 //p" "$1/plan"; }
+# TRACE= a file in a directory with a space, named with a space and parentheses: its
+# base name made safe; CACHE=10% of its footprint; ORIGIN= as given
+bt_plan_file() {
+	local d r=1 f c
+	d=$(mktemp -d) && mkdir -p "$d/my traces" &&
+	"$SSC_TOP/scripts/gentrace.py" write-heavy --blocks 16384 --requests 3000 -o "$d/my traces/web 01 (a).csv" &&
+	bt_plan "$d" TRACE="$d/my traces/web 01 (a).csv" CACHE=10% ORIGIN=96M &&
+	f=$(bt_val "$d" 'web_01__a_.csv' footprint_4k) && c=$(bt_val "$d" 'web_01__a_.csv' cache_b) &&
+	[ "$f" -gt 1000 ] && [ "$c" = $((f / 10 * 4096)) ] &&
+	[ "$(bt_val "$d" 'web_01__a_.csv' origin_b)" = $((96 << 20)) ] &&
+	[ "$(bt_val "$d" 'web_01__a_.csv' requests)" = 306/2694 ] &&
+	grep -qx "OSECT=$((96 << 11)) CSECT=$((c / 512)) MSECT=16384" "$d/bench-traces/traces/web_01__a_.csv.bt" && r=0
+	[ $r -eq 0 ] || cat "$d/plan" "$d/err"
+	rm -rf "$d"
+	return $r
+}
+# every cache size gives each target a geometry it takes: bcache a bucket of a power of
+# two with 1,024 buckets (4 KiB ones below 4 MiB), dm-cache a block of a multiple of
+# 32 KiB with at most 2^20 of them, ssc segments of 128 or 256 KiB, 32 of them where
+# they fit; the older BT_CACHE_MB=26 a bucket of 16 KiB (26 KiB was refused)
+bt_geometry() {
+	# shellcheck disable=SC2034 # all of them set by the plan it sources, some checked
+	local d r=0 size OSECT CSECT MSECT FLASH_MB ONULL_MB SSC_SEG DMC_BLOCK BC_BUCKET WANT_R WANT_W
+	d=$(mktemp -d)
+	for size in 1M 3M 5M 13M 26M 100M 1000M 3G 37G 100G; do
+		bt_plan "$d" TRACE="$SSC_TOP/tests/user/data/blktrace-nullb0.bin.gz" CACHE=$size || { r=1; break; }
+		. "$d/bench-traces/traces/blktrace-nullb0.bin.bt"
+		if [ $((BC_BUCKET & (BC_BUCKET - 1))) -ne 0 ] || [ "$BC_BUCKET" -lt 8 ] || [ "$BC_BUCKET" -gt 1024 ] ||
+			{ [ $((CSECT / BC_BUCKET)) -lt 1024 ] && [ "$BC_BUCKET" -ne 8 ]; } ||
+			{ [ $((CSECT / BC_BUCKET / 2)) -ge 1024 ] && [ "$BC_BUCKET" -lt 1024 ]; } ||
+			[ $((DMC_BLOCK % 64)) -ne 0 ] || [ $((CSECT / DMC_BLOCK)) -gt 1048576 ] ||
+			{ [ "$SSC_SEG" != 256 ] && [ "$SSC_SEG" != 512 ]; } ||
+			{ [ "$SSC_SEG" = 256 ] && [ $(( (CSECT - 8192) / 512 )) -ge 32 ]; } ||
+			{ [ "$SSC_SEG" = 512 ] && [ $(( (CSECT - 8192) / 512 )) -lt 32 ]; } || [ "$MSECT" -lt 16384 ] ||
+			[ $((MSECT / 2048)) -lt $(( (4 * 1048576 + CSECT / DMC_BLOCK * 128) / 1048576 )) ]; then
+			echo "CACHE=$size: $(cat "$d/bench-traces/traces/blktrace-nullb0.bin.bt")"
+			r=1
+		fi
+	done
+	SSC_OUT=$d BT_PLAN=1 BT_CACHE_MB=26 "$SSC_TOP/scripts/bench-traces.sh" --trace "$SSC_TOP/tests/user/data/blktrace-nullb0.bin.gz" \
+		> /dev/null 2>&1 && grep -q ' BC_BUCKET=32$' "$d/bench-traces/traces/blktrace-nullb0.bin.bt" || r=1
+	rm -rf "$d"
+	return $r
+}
+# built-in traces as the replay suite has them (mkinitramfs.sh); a blktrace capture as
+# blkparse counts it; a fio iolog as it is, and squeezed (the MiB it never touches cut
+# out) when its extent is above BT_ORIGIN_MAX
+bt_sources() {
+	local d r=1
+	d=$(mktemp -d) &&
+	bt_plan "$d" BT_TRACES=zipf-read,scan && [ "$(bt_val "$d" zipf-read requests)" = 17986/2014 ] &&
+	[ "$(bt_val "$d" zipf-read user_b)" = 73670656/8249344 ] && [ "$(bt_val "$d" zipf-read cache_rule)" = '32M_(the_default)' ] &&
+	[ "$(bt_val "$d" scan origin_b)" = $((64 << 20)) ] &&
+	bt_plan "$d" TRACE="$SSC_TOP/tests/user/data/blktrace-nullb0.bin.gz" CACHE=2M &&
+	[ "$(bt_val "$d" blktrace-nullb0.bin requests)" = 204/324 ] &&
+	[ "$(bt_val "$d" blktrace-nullb0.bin user_b)" = 835584/2310144 ] &&
+	bt_plan "$d" TRACE="$SSC_TOP/tests/user/data/fio-seqwrite.iolog.gz" CACHE=2M BT_ORIGIN_MAX=8M &&
+	[ "$(bt_val "$d" fio-seqwrite.iolog extent_b)" = 1048576 ] &&
+	[ "$(bt_val "$d" fio-seqwrite.iolog squeezed_from_b)" = 34603008 ] &&
+	[ "$(bt_val "$d" fio-seqwrite.iolog requests)" = 0/16 ] &&
+	[ "$(awk '$3 == "write" { print $4 + $5 }' "$d/bench-traces/traces/fio-seqwrite.iolog.iolog" | sort -n | tail -n1)" = 1048576 ] &&
+	r=0
+	[ $r -eq 0 ] || cat "$d/plan" "$d/err"
+	rm -rf "$d"
+	return $r
+}
+# what it cannot do it says, before any VM
+bt_refuses() {
+	local d r=0 a
+	d=$(mktemp -d)
+	for a in CACHE=12Q CACHE=0.1% ORIGIN=1000 BT_TRACES=zipf TRACE=/nonexistent; do
+		if bt_plan "$d" TRACE="$SSC_TOP/tests/user/data/blktrace-nullb0.bin.gz" CACHE=2M "$a" > /dev/null; then
+			echo "$a: planned"
+			r=1
+		fi
+	done
+	rm -rf "$d"
+	return $r
+}
+t "bench-traces plan: a trace file named with spaces, CACHE=10%, ORIGIN=" bt_plan_file
+t "bench-traces plan: a legal geometry for every target at odd cache sizes" bt_geometry
+t "bench-traces plan: built-in traces, blktrace, fio iologs (squeezed)" bt_sources
+t "bench-traces plan: bad sizes and unknown traces refused" bt_refuses
 # the bench stage's sanity checks of each table: a real table passes, a broken one fails
 smoke_check() { # smoke_check NAME SED-EDIT: 0 iff the edited fixture passes the check
 	local d r
@@ -89,7 +186,13 @@ t "bench-smoke --check bench: a missing full-cache RAM row fails" smoke_fails be
 t "bench-smoke --check bench: a cache not filled for the RAM figure fails" smoke_fails bench 's#^| ssc_wt_full | 24 | 0.520 #| ssc_wt_full | 24 | 0.100 #'
 t "bench-smoke --check bench: no origin I/Os of writethrough's zipf mix fails" smoke_fails bench 's#^| ssc_wt | 0.000 / - / 372.652 |#| ssc_wt | 0.000 / - / 0.000 |#'
 t "bench-smoke --check bench: a missing origin I/O row fails" smoke_fails bench '/^| writecache | 0.000 \/ /d'
-t "bench-smoke --check bench-traces: a crashed target fails" smoke_fails bench-traces 's#^| zipf-read | bcache | .*#| zipf-read | bcache | **crashed the kernel** (x; boot1) | | | | | | | | | |#'
+t "bench-smoke --check bench-traces: a crashed target fails" smoke_fails bench-traces 's#^| web_01.csv | bcache | .*#| web_01.csv | bcache | **crashed the kernel** (x; boot1) | | | | | | | | | | | | |#'
+t "bench-smoke --check bench-traces: a missing target row fails" smoke_fails bench-traces '/^| web_01.csv | writecache /d'
+t "bench-smoke --check bench-traces: a failed replay of a measured trace fails" smoke_fails bench-traces 's#^| zipf-read | ssc_wb | [^|]*|#| zipf-read | ssc_wb | **failed replay** (replay 2 of 2: fio exit 1, read 1 of 2 B, written 0 of 0 B) |#'
+t "bench-smoke --check bench-traces: a short replay shown as a figure fails" smoke_fails bench-traces 's#^| short_by_8K.csv | dmcache | [*][*]failed replay[*][*] ([^)]*)#| short_by_8K.csv | dmcache | 50.0 %#'
+t "bench-smoke --check bench-traces: bcache with fewer than 1,024 buckets fails" smoke_fails bench-traces 's#| 1115 | 8 KiB buckets#| 600 | 8 KiB buckets#'
+t "bench-smoke --check bench-traces: a row without its geometry fails" smoke_fails bench-traces 's#| 278 | 32 KiB blocks |$#| - | - |#'
+t "bench-smoke --check bench-traces: a cache not of the size asked fails" smoke_fails bench-traces 's#(8.7 MiB): 80 % of#(8.7 MiB): 10 % of#'
 t "bench-smoke --check bench-hashcache: a missing policy fails" smoke_fails bench-hashcache '/^| loglru+prefetch /d'
 t "bench-smoke --check bench-hashcache: no I/Os per hit fails" smoke_fails bench-hashcache 's#^| set | 0.0 (0) | 1.000#| set | 0.0 (0) | 0.000#'
 t "bench-smoke --check bench-flashvm: a missing workload fails" smoke_fails bench-flashvm '/^| all | stride /d'
