@@ -115,7 +115,8 @@ churn() {
 		fio --name=after --filename=/dev/mapper/v --ioengine=libaio --direct=1 \
 		--rw=randwrite --bs=4k --iodepth=4 --io_size=256k --randseed=$((SEED + 7))
 	w1=$(ssc_stat v data_sectors)
-	[ $((w1 - w0)) -ge 256 ] && ok "$name: the cache took them ($(((w1 - w0) / 8)) blocks)" ||
+	# (before the fix it took none; some may go around while GC makes room)
+	[ $((w1 - w0)) -ge 128 ] && ok "$name: the cache took them ($(((w1 - w0) / 8)) blocks)" ||
 		not_ok "$name: the cache took the fresh writes # $(((w1 - w0) / 8)) of 64 blocks; status: $(dmsetup status v)"
 	diag "$name: $(dmsetup status v)"
 	check "$name: remove" dmsetup remove v
