@@ -485,21 +485,11 @@ static void ssc_fill_block(struct ssc_c *sc, struct page *page, const struct ssc
 }
 
 /*
- * Read miss: read the origin into a buffer the target owns, complete the
- * bio, then cache the block clean behind it, in the same worker. The
- * block's cell stays held until the fill is published, so a write or
- * discard of the block waits for it; the reader does not. The fill runs on
- * in this work item rather than being queued: a discard that waits for its
- * cell must never wait for work queued behind it (the rescuer runs one item
- * at a time), and postsuspend's flush of sc->wq waits for a running item.
- * A fill is dropped (the read goes straight to the origin) when no bounce
- * buffer can be had without waiting; when no pooled cell can, it runs
- * before the bio completes, as it always did.
- */
-/*
  * May a miss of @oblock (a read, or a full write of an uncached block) take
  * a slot? With admit reuse, while the cache has room anything may; once it
  * is full, only a block that missed before (ssc-admit.h). Lock-free.
+ * A block let in that then finds no slot is remembered again by
+ * ssc_admit_missed(), so that its next miss still counts as its second.
  */
 bool ssc_admit_miss(struct ssc_c *sc, u64 oblock)
 {
@@ -513,6 +503,24 @@ bool ssc_admit_miss(struct ssc_c *sc, u64 oblock)
 	return false;
 }
 
+static void ssc_admit_missed(struct ssc_c *sc, u64 oblock)
+{
+	if (sc->admit)
+		ssc_admit_remember(sc->admit, oblock);
+}
+
+/*
+ * Read miss: read the origin into a buffer the target owns, complete the
+ * bio, then cache the block clean behind it, in the same worker. The
+ * block's cell stays held until the fill is published, so a write or
+ * discard of the block waits for it; the reader does not. The fill runs on
+ * in this work item rather than being queued: a discard that waits for its
+ * cell must never wait for work queued behind it (the rescuer runs one item
+ * at a time), and postsuspend's flush of sc->wq waits for a running item.
+ * A fill is dropped (the read goes straight to the origin) when no bounce
+ * buffer can be had without waiting; when no pooled cell can, it runs
+ * before the bio completes, as it always did.
+ */
 static void ssc_read_miss(struct ssc_c *sc, struct bio *bio, u64 oblock)
 {
 	struct ssc_bio *pb = ssc_pb(bio);
@@ -550,6 +558,8 @@ static void ssc_read_miss(struct ssc_c *sc, struct bio *bio, u64 oblock)
 	if (fill) {
 		page = mempool_alloc(&sc->bounce_pool, GFP_NOWAIT | __GFP_NOWARN);
 		fill = page && !ssc_reserve(sc->eng, oblock, false, &loc);
+		if (!fill)
+			ssc_admit_missed(sc, oblock);
 	}
 	if (!fill) {
 		r = ssc_clone_io(sc, bio, sc->origin_dev->bdev,
@@ -755,6 +765,8 @@ static void ssc_write(struct ssc_c *sc, struct bio *bio, u64 oblock)
 		 */
 		if (dirty * 100 >= sc->nr_slots * SSC_DIRTY_HARD_PCT ||
 		    ssc_reserve(sc->eng, oblock, false, &loc)) {
+			if (state == SSC_NOT_PRESENT)
+				ssc_admit_missed(sc, oblock);
 			ssc_maybe_kick_writeback(sc);
 			r = ssc_write_around(sc, bio, oblock, state);
 			goto out;
@@ -797,8 +809,11 @@ static void ssc_write(struct ssc_c *sc, struct bio *bio, u64 oblock)
 		if (r)
 			goto out;	/* see ssc_write_around() */
 	}
-	if (ssc_reserve(sc->eng, oblock, false, &loc))
+	if (ssc_reserve(sc->eng, oblock, false, &loc)) {
 		loc.sector = (sector_t)-1;
+		if (state == SSC_NOT_PRESENT)
+			ssc_admit_missed(sc, oblock);
+	}
 	ssc_write_both(sc, bio, bio->bi_opf | (state == SSC_DIRTY ? REQ_FUA : 0),
 		       loc.sector, &r, &cr);
 	if (loc.sector != (sector_t)-1) {

@@ -26,7 +26,6 @@
  */
 
 #include <linux/random.h>
-#include <linux/string.h>
 
 #include "ssc-smap.h"
 #include "ssc-target.h"
@@ -73,6 +72,19 @@ void ssc_stats_sum(struct ssc_c *sc, struct ssc_stats *sum)
 /* ---------------------------------------------------------------------
  * Construction
  */
+
+static int ssc_parse_admit(const char *name, enum ssc_admit_policy *policy)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(ssc_admit_names); i++) {
+		if (!strcasecmp(name, ssc_admit_names[i])) {
+			*policy = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
 
 static int ssc_parse_mode(const char *name, enum ssc_mode *mode)
 {
@@ -125,7 +137,7 @@ static int ssc_parse_pct(const char *arg, unsigned int *result)
 static int ssc_parse_features(struct ssc_c *sc, struct dm_arg_set *as)
 {
 	static const struct dm_arg _args[] = {
-		{0, 14, "Invalid number of feature arguments"},
+		{0, 12, "Invalid number of feature arguments"},
 	};
 	struct dm_target *ti = sc->ti;
 	bool have_mode = false, have_segment = false;
@@ -191,14 +203,10 @@ static int ssc_parse_features(struct ssc_c *sc, struct dm_arg_set *as)
 			}
 			have_seq = true;
 		} else if (!strcasecmp(arg, "admit")) {
-			r = have_admit ? -EINVAL :
-				match_string(ssc_admit_names, ARRAY_SIZE(ssc_admit_names),
-					     dm_shift_arg(as));
-			if (r < 0) {
+			if (have_admit || ssc_parse_admit(dm_shift_arg(as), &sc->admit_policy)) {
 				ti->error = SSC_ERR_ADMIT;
 				return -EINVAL;
 			}
-			sc->admit_policy = r;
 			have_admit = true;
 		} else if (!strcasecmp(arg, "dirty_high")) {
 			if (have_high || ssc_parse_pct(dm_shift_arg(as), &sc->dirty_high)) {

@@ -35,6 +35,12 @@ static void ssc_admit_test_second_touch(struct kunit *test)
 	/* 256 blocks in 32,768 entries: a few may share one and forget each other */
 	KUNIT_EXPECT_GE(test, second, 250U);
 	KUNIT_EXPECT_LE(test, third, 256U - second);
+
+	/* let in, no slot found: remembered, the next miss lets it in again */
+	KUNIT_EXPECT_FALSE(test, ssc_admit_touch(a, 99));
+	KUNIT_EXPECT_TRUE(test, ssc_admit_touch(a, 99));
+	ssc_admit_remember(a, 99);
+	KUNIT_EXPECT_TRUE(test, ssc_admit_touch(a, 99));
 }
 
 /*

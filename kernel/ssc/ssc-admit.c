@@ -54,11 +54,17 @@ void ssc_admit_destroy(struct ssc_admit *a)
  * is admitted, and its entry is free again. Otherwise its tag replaces
  * the entry's, and it is kept out this time.
  */
-bool ssc_admit_touch(struct ssc_admit *a, u64 oblock)
+static u8 *ssc_admit_entry(struct ssc_admit *a, u64 oblock, u8 *tag)
 {
 	u64 h = ssc_admit_hash(a, oblock);
-	u8 *p = &a->tags[reciprocal_scale(h >> 32, a->nr)];
-	u8 tag = 1 + (u32)h % 255;
+
+	*tag = 1 + (u32)h % 255;
+	return &a->tags[reciprocal_scale(h >> 32, a->nr)];
+}
+
+bool ssc_admit_touch(struct ssc_admit *a, u64 oblock)
+{
+	u8 tag, *p = ssc_admit_entry(a, oblock, &tag);
 
 	if (READ_ONCE(*p) == tag) {
 		WRITE_ONCE(*p, 0);
@@ -66,6 +72,14 @@ bool ssc_admit_touch(struct ssc_admit *a, u64 oblock)
 	}
 	WRITE_ONCE(*p, tag);
 	return false;
+}
+
+/* Remember a block as missed once, e.g. one let in that found no slot. */
+void ssc_admit_remember(struct ssc_admit *a, u64 oblock)
+{
+	u8 tag, *p = ssc_admit_entry(a, oblock, &tag);
+
+	WRITE_ONCE(*p, tag);
 }
 
 size_t ssc_admit_bytes(const struct ssc_admit *a)

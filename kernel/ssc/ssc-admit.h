@@ -24,6 +24,7 @@ struct ssc_admit;
 struct ssc_admit *ssc_admit_create(u64 nr_slots, u64 salt, gfp_t gfp);
 void ssc_admit_destroy(struct ssc_admit *a);
 bool ssc_admit_touch(struct ssc_admit *a, u64 oblock);
+void ssc_admit_remember(struct ssc_admit *a, u64 oblock);
 size_t ssc_admit_bytes(const struct ssc_admit *a);
 
 #endif /* SSC_ADMIT_H */

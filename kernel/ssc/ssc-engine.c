@@ -741,7 +741,7 @@ static int ssc_open_seg(struct ssc_engine *e, bool gc)
 	e->open_gc = e->free_segs <= e->gc_reserve;
 	e->segs[seg].state = SEG_OPEN;
 	e->segs[seg].age = e->user_seq;
-	e->free_segs--;
+	WRITE_ONCE(e->free_segs, e->free_segs - 1);
 	e->open_seg = seg;
 	e->open_next = 0;
 	e->seg_seq++;

@@ -47,7 +47,7 @@ struct ssc_sb {
 	__le64 ckpt_start[2];	/* sector of each checkpoint region */
 	__le64 ckpt_sectors;	/* size of one checkpoint region */
 	__le64 log_start;
-	__le64 log_blocks;	/* in SSC_MBLOCK_SIZE units */
+	__le64 log_blocks;	/* in log_block_bytes units */
 	__le64 data_start;	/* sector of segment 0 */
 	__le64 origin_blocks;	/* informational: origin size at format */
 	__le64 format_time;	/* seconds since the epoch */

@@ -319,7 +319,7 @@ int ssc_gc_one(struct ssc_engine *e)
 	if (!r && empty) {
 		s->state = SEG_FREE;
 		s->dirty = 0;
-		e->free_segs++;
+		WRITE_ONCE(e->free_segs, e->free_segs + 1);
 		/* gc_runs counts segments cleaned, not attempts */
 		e->st.gc_runs++;
 		WRITE_ONCE(e->gc_starved, false);
