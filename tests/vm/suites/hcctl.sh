@@ -54,7 +54,7 @@ check_fails "create: nothing left behind after a refusal" dmsetup info v
 check_eq "create writeback with --format" /dev/mapper/v \
 	"$(hcctl create v --cache $CACHE --origin $ORIGIN --mode writeback --format --dirty-high 40 --dirty-low 30 --segment-size 1M)"
 check_eq "create: the table it built" \
-	"0 1048576 ssc $(cat /sys/block/nullb0/dev) $(cat /sys/block/nullb1/dev) 8 11 writeback segment_size 2048 dirty_high 40 dirty_low 30 sequential_threshold 0 admit all" \
+	"0 1048576 ssc $(cat /sys/block/nullb0/dev) $(cat /sys/block/nullb1/dev) 8 11 writeback segment_size 2048 dirty_high 40 dirty_low 30 sequential_threshold 0 admit reuse" \
 	"$(dmsetup table v)"
 check_eq "create: the name is taken now: exit 1" 1 "$(rc hcctl create v --cache $CACHE --origin $ORIGIN)"
 dmsetup create lin --table "0 2048 linear /dev/nullb2 0"
