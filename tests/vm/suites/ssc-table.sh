@@ -197,8 +197,10 @@ dmsetup remove small2
 # admission (admit reuse): on a 16 MiB cache (about 3,000 slots of 4 KiB),
 # once it is full a block that missed is kept out the first time and let in
 # the second. The table has about 1,500 entries: of 256 blocks, about one in
-# ten loses its entry to a later one, hence the bounds of 190; GC may drop a
-# few of those it let in before they are read again (160).
+# ten loses its entry to a later one, hence the bounds of 190. A block let in
+# is cached only if it finds a free slot: while GC makes room (the cache is
+# full) its fill may be dropped, and it is remembered for its next miss
+# instead; so of those let in, at least half must hit the next time (128).
 ge() { [ "$1" -ge "$2" ]; }
 dmsetup create admc --table "0 32768 linear $CACHE 0"
 check "create admit reuse (writethrough, 16 MiB cache)" dmsetup create adm --table \
@@ -218,7 +220,7 @@ check "read after a rejected write: admitted ($(ssc_stat adm admitted) of 256)" 
 # (one in 255 may have been let in by another block's tag)
 check "read after a rejected write: no more than 3 hits ($(ssc_stat adm read_hits))" ge 3 "$(ssc_stat adm read_hits)"
 dd if=/dev/mapper/adm of=/dev/null bs=4k skip=5888 count=256 iflag=direct 2>/dev/null
-check "read again: hits ($(ssc_stat adm read_hits) of 256)" ge "$(ssc_stat adm read_hits)" 160
+check "read again: hits ($(ssc_stat adm read_hits) of 256)" ge "$(ssc_stat adm read_hits)" 128
 # blocks never touched: kept out, let in, then hit
 dmsetup message adm 0 clear_stats
 dd if=/dev/mapper/adm of=/dev/null bs=4k skip=20000 count=256 iflag=direct 2>/dev/null
@@ -227,7 +229,7 @@ check_eq "first read of new blocks: nothing cached, no hits" 0 "$(ssc_stat adm r
 dd if=/dev/mapper/adm of=/dev/null bs=4k skip=20000 count=256 iflag=direct 2>/dev/null
 check "second read: admitted ($(ssc_stat adm admitted) of 256)" ge "$(ssc_stat adm admitted)" 190
 dd if=/dev/mapper/adm of=/dev/null bs=4k skip=20000 count=256 iflag=direct 2>/dev/null
-check "third read: hits ($(ssc_stat adm read_hits) of 256)" ge "$(ssc_stat adm read_hits)" 160
+check "third read: hits ($(ssc_stat adm read_hits) of 256)" ge "$(ssc_stat adm read_hits)" 128
 # writeback: a first write to a new block of a full cache goes to the origin
 check "reload as writeback admit reuse" sh -c "dmsetup reload adm --table '0 $LEN ssc /dev/mapper/admc $ORIGIN 8 5 writeback segment_size 256 admit reuse' && dmsetup resume adm"
 dmsetup message adm 0 clear_stats
@@ -239,7 +241,7 @@ check "writeback: rejected writes are on the origin" sh -c \
 check "writeback: nothing dirty ($(ssc_stat adm dirty))" ge 6 "$(ssc_stat adm dirty)"
 dd if=/dev/urandom of=/tmp/adm2 bs=4k count=256 2>/dev/null
 check "writeback: second write" dd if=/tmp/adm2 of=/dev/mapper/adm bs=4k seek=30000 count=256 oflag=direct conv=fsync
-check "writeback: second writes absorbed ($(ssc_stat adm dirty) dirty)" ge "$(ssc_stat adm dirty)" 190
+check "writeback: second writes absorbed ($(ssc_stat adm dirty) dirty)" ge "$(ssc_stat adm dirty)" 128
 check "writeback: the second write reads back" sh -c \
 	"dd if=/dev/mapper/adm bs=4k skip=30000 count=256 iflag=direct 2>/dev/null | cmp - /tmp/adm2"
 # admit all: FlashTier's behaviour, every miss cached at once
