@@ -73,30 +73,35 @@ void ssc_stats_sum(struct ssc_c *sc, struct ssc_stats *sum)
  * Construction
  */
 
-static int ssc_parse_admit(const char *name, enum ssc_admit_policy *policy)
+/* The index of @name in @names (case-insensitive), or -EINVAL */
+static int ssc_parse_name(const char *name, const char * const *names, int n)
 {
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(ssc_admit_names); i++) {
-		if (!strcasecmp(name, ssc_admit_names[i])) {
-			*policy = i;
-			return 0;
-		}
-	}
+	for (i = 0; i < n; i++)
+		if (!strcasecmp(name, names[i]))
+			return i;
 	return -EINVAL;
 }
 
 static int ssc_parse_mode(const char *name, enum ssc_mode *mode)
 {
-	int i;
+	int i = ssc_parse_name(name, ssc_mode_names, ARRAY_SIZE(ssc_mode_names));
 
-	for (i = 0; i < ARRAY_SIZE(ssc_mode_names); i++) {
-		if (!strcasecmp(name, ssc_mode_names[i])) {
-			*mode = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	if (i < 0)
+		return i;
+	*mode = i;
+	return 0;
+}
+
+static int ssc_parse_admit(const char *name, enum ssc_admit_policy *policy)
+{
+	int i = ssc_parse_name(name, ssc_admit_names, ARRAY_SIZE(ssc_admit_names));
+
+	if (i < 0)
+		return i;
+	*policy = i;
+	return 0;
 }
 
 static int ssc_parse_sectors(const char *arg, unsigned int min, unsigned int max,
