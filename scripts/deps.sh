@@ -23,6 +23,10 @@ PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev dwarves python3 sparse shellcheck rsync
 	# static fio from Debian's source
 	dpkg-dev
+	# make deb: the packages, built and checked as a Debian developer would (DKMS)
+	debhelper dh-dkms dkms lintian fakeroot libblkid-dev
+	# the origin across the network: a real NBD server and client in the guest
+	nbdkit nbd-client
 )
 
 missing=()
