@@ -168,7 +168,7 @@ out:
 }
 
 /* Does @name exist as a dm device? */
-static bool dm_exists(const char *name)
+bool dm_exists(const char *name)
 {
 	struct dm_task *dmt = dm_task_create(DM_DEVICE_INFO);
 	struct dm_info info = { 0 };
@@ -571,7 +571,7 @@ static void progress(bool tty, uint64_t done, uint64_t total, uint64_t dirty)
 	}
 }
 
-static int cmd_flush(int argc, char **argv)
+int cmd_flush(int argc, char **argv)
 {
 	bool tty = isatty(STDOUT_FILENO), wait = true;
 	struct ssc_status s;
@@ -709,7 +709,7 @@ static void explain_from_kmsg(void)
 		err("the kernel says: %s", last);
 }
 
-static int cmd_create(int argc, char **argv)
+int cmd_create(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "cache", required_argument, NULL, 'c' },
@@ -883,7 +883,7 @@ bad_num:
 	return EX_USAGE;
 }
 
-static int cmd_remove(int argc, char **argv)
+int cmd_remove(int argc, char **argv)
 {
 	struct ssc_status s;
 	struct dm_task *dmt;
@@ -1211,6 +1211,11 @@ static void usage(FILE *f)
 "         [--segment-size SIZE] [--dirty-high PCT --dirty-low PCT]\n"
 "         [--sequential-threshold SIZE] [--admit all|reuse] [--format]\n"
 "  remove VOLUME\n"
+"  assemble [--file F] [--check] [--initramfs] [--device DEV] [NAME]\n"
+"                               create the volumes /etc/ssctab lists that are not\n"
+"                               there yet (--listed DEV: is DEV in a listed volume?)\n"
+"  disassemble [--file F] [--flush] [NAME]\n"
+"                               remove the listed volumes (--flush: write back first)\n"
 "  monitor [--count N] [--timeout SECONDS] [VOLUME]\n"
 "                               print dm-ssc events (--json: one object a line)\n"
 "  index SUBCOMMAND DEVICE ...  the HashCache index on a block device:\n"
@@ -1273,6 +1278,10 @@ int main(int argc, char **argv)
 		return cmd_create(argc + 1, argv - 1);
 	if (!strcmp(cmd, "remove"))
 		return cmd_remove(argc, argv);
+	if (!strcmp(cmd, "assemble"))
+		return cmd_assemble(argc + 1, argv - 1);
+	if (!strcmp(cmd, "disassemble"))
+		return cmd_disassemble(argc + 1, argv - 1);
 	if (!strcmp(cmd, "monitor"))
 		return cmd_monitor(argc + 1, argv - 1);
 	if (!strcmp(cmd, "index"))

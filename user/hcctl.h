@@ -5,5 +5,14 @@
 
 int cmd_index(int argc, char **argv);
 int cmd_swap(int argc, char **argv);
+int cmd_assemble(int argc, char **argv);
+int cmd_disassemble(int argc, char **argv);
+
+/* hcctl.c's commands and helpers that assemble builds on */
+#include <stdbool.h>
+bool dm_exists(const char *name);
+int cmd_create(int argc, char **argv);
+int cmd_remove(int argc, char **argv);
+int cmd_flush(int argc, char **argv);
 
 #endif
