@@ -3,8 +3,14 @@
 # Boot a kernel under QEMU (TCG) with our modules and run VM suites, or give a shell.
 #
 #   vm.sh --kernel 6.12|6.1|debug --suites a,b [--name TAG] [--mem MB] [--timeout S]
-#         [--ko PATH]... [--env NAME=VALUE]... [-- extra qemu args]
+#         [--ko PATH]... [--env NAME=VALUE]... [--kill-after ERE [--kill-delay S]]
+#         [-- extra qemu args]
 #   vm.sh --kernel 6.12 --shell
+#
+# --kill-after: kill QEMU (SIGKILL, the guest gets no warning) S seconds (default 0)
+# after the guest printed a line matching ERE on the results port: a crash at a
+# point the guest chose, mid-write. The run then passes only if the guest was killed
+# before its end marker; its checks and the console scan count as usual.
 #
 # Results: one "ok/not ok" line per check, written by the guest to a second serial
 # port (never mixed with kernel messages), turned into TAP at
@@ -15,7 +21,7 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-flavor=6.12 suites='' shell='' name='' mem=1024 tmo=900 kos=() env=
+flavor=6.12 suites='' shell='' name='' mem=1024 tmo=900 kos=() env='' kill_re='' kill_delay=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) flavor=$2; shift 2 ;;
@@ -26,6 +32,8 @@ while [ $# -gt 0 ]; do
 	--timeout) tmo=$2; shift 2 ;;
 	--ko) kos+=("$2"); shift 2 ;;
 	--env) env="$env ssc.env.$2"; shift 2 ;;
+	--kill-after) kill_re=$2; shift 2 ;;
+	--kill-delay) kill_delay=$2; shift 2 ;;
 	--) shift; break ;;
 	*) die "vm.sh: unknown argument '$1'" ;;
 	esac
@@ -80,8 +88,28 @@ rm -f "$console" "$raw" "$tap"	# a run that dies early must not show the last ru
 log "$name: booting, suites: $suites"
 start=$SECONDS
 qrc=0
-timeout -k 10 "$tmo" "${qemu[@]}" -serial "file:$console" -serial "file:$raw" \
-	-append "$kargs ssc.suites=$suites" "$@" </dev/null || qrc=$?
+killed=0
+if [ -z "$kill_re" ]; then
+	timeout -k 10 "$tmo" "${qemu[@]}" -serial "file:$console" -serial "file:$raw" \
+		-append "$kargs ssc.suites=$suites" "$@" </dev/null || qrc=$?
+else
+	"${qemu[@]}" -serial "file:$console" -serial "file:$raw" \
+		-append "$kargs ssc.suites=$suites" "$@" </dev/null &
+	qpid=$!
+	while kill -0 "$qpid" 2>/dev/null; do
+		if grep -qaE "$kill_re" "$raw" 2>/dev/null; then
+			sleep "$kill_delay"
+			kill -KILL "$qpid" 2>/dev/null && killed=1
+			break
+		fi
+		if [ $((SECONDS - start)) -ge "$tmo" ]; then
+			kill -KILL "$qpid" 2>/dev/null
+			break
+		fi
+		sleep 0.1
+	done
+	wait "$qpid" || qrc=$?
+fi
 elapsed=$((SECONDS - start))
 
 pass=0 fail=0 n=0
@@ -110,7 +138,14 @@ emit() { # emit ok|not_ok description
 	else
 		emit ok "$name: console free of kernel splats"
 	fi
-	if grep -q '^@@END' "$raw" 2>/dev/null; then
+	if [ -n "$kill_re" ]; then
+		if [ "$killed" = 1 ] && ! grep -q '^@@END' "$raw" 2>/dev/null; then
+			emit ok "$name: VM killed mid-run, ${kill_delay}s after /$kill_re/"
+		else
+			emit not_ok "$name: VM killed mid-run # never saw /$kill_re/ before the guest ended or ${tmo}s passed (qemu exit $qrc after ${elapsed}s)"
+			tail -n 40 "$console" | sed 's/^/# /'
+		fi
+	elif grep -q '^@@END' "$raw" 2>/dev/null; then
 		emit ok "$name: VM ran every suite to the end"
 	else
 		emit not_ok "$name: VM ran every suite to the end # no end marker: crash, panic or timeout (qemu exit $qrc after ${elapsed}s)"
