@@ -36,6 +36,39 @@ t "bash completion: index subcommands" test "$(complete_words hcctl index loo)" 
 t "bash completion: index policies" test "$(complete_words hcctl index format --policy setmeml)" = setmemlru
 t "bash completion: index batch subcommands" test "$(complete_words hcctl index mg)" = mget
 t "bash completion: swap subcommands" test "$(complete_words hcctl swap tu)" = tune
+t "bash completion: assemble options" test "$(complete_words hcctl assemble --che)" = --check
+t "man page ssctab(5) renders without warnings" bash -c \
+	'w=$(LC_ALL=C groff -man -ww -z "$0" 2>&1) && [ -z "$w" ] || { echo "$w"; false; }' "$SSC_TOP/user/man/ssctab.5"
+# hcctl assemble --check on the host: a malformed /etc/ssctab is reported line by line
+# and nothing is created (no device of it exists here)
+ssctab_check() {
+	local d r
+	d=$(mktemp -d)
+	printf '%s\n' '# comment' 'a /dev/null /dev/zero writeback' 'b only-two' \
+		'c /dev/x1 /dev/x2 writefast' 'd /dev/x1 /dev/x2 writeback format=sometimes' \
+		'e /dev/x3 /dev/x4 writeback frob' 'f FOO=bar /dev/x5 writeback' \
+		'g /dev/x6 /dev/x7 writeback noauto,block-size=8K' 'g /dev/x8 /dev/x9 writeback' \
+		'h /dev/x6 /dev/x10 writethrough' > "$d/tab"
+	"$SSC_TOP/user/hcctl" assemble --check --file "$d/tab" > "$d/out" 2>&1
+	r=$?
+	cat "$d/out"
+	[ $r -eq 1 ] &&
+	grep -q 'tab:2: a: /dev/null is not a block device' "$d/out" &&
+	grep -q 'tab:3: want NAME CACHE ORIGIN MODE \[OPTIONS\], found 2 fields' "$d/out" &&
+	grep -q "tab:4: c: bad mode 'writefast'" "$d/out" &&
+	grep -q 'tab:5: d: format=sometimes: want never or blank' "$d/out" &&
+	grep -q "tab:6: e: unknown option 'frob'" "$d/out" &&
+	grep -q "tab:7: f: device 'FOO=bar': want an absolute path or UUID=" "$d/out" &&
+	grep -q '^g: waiting for cache device /dev/x6' "$d/out" &&
+	grep -q 'tab:9: g: the name is already listed on line 8' "$d/out" &&
+	grep -q 'tab:10: h: a device is already listed on line 8 (g)' "$d/out"
+	r=$?
+	rm -rf "$d"
+	return $r
+}
+t "hcctl assemble --check: each bad ssctab line named, with its line number" ssctab_check
+t "hcctl assemble --listed: a device in no file is not listed" bash -c \
+	'! "$0/user/hcctl" assemble --file /nonexistent --listed /dev/null' "$SSC_TOP"
 t "bash completion: swap tunables" test "$(complete_words hcctl swap tune stri)" = stride_pages=
 t "hcctl swap tune: an unknown tunable is a usage error" bash -c \
 	'"$0/user/hcctl" swap tune frob=1 2>&1 | grep -q "no tunable .frob."; [ "${PIPESTATUS[0]}" -eq 2 ]' "$SSC_TOP"

@@ -210,6 +210,19 @@ static bool name_ok(const char *n)
 	return true;
 }
 
+/* A device as ssctab(5) names it: an absolute path or a tag libblkid resolves. */
+static bool spec_ok(const char *spec)
+{
+	static const char *const tags[] = { "UUID=", "PARTUUID=", "LABEL=", "PARTLABEL=" };
+
+	if (spec[0] == '/')
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(tags); i++)
+		if (!strncmp(spec, tags[i], strlen(tags[i])) && spec[strlen(tags[i])])
+			return true;
+	return false;
+}
+
 /* Read and check the whole file; the lines that cannot be used are counted and said. */
 static int tab_read(struct tab *t, const char *path)
 {
@@ -269,12 +282,8 @@ static int tab_read(struct tab *t, const char *path)
 			continue;
 		}
 		snprintf(e->mode, sizeof(e->mode), "%s", f[3]);
-		if (nf == 5 && parse_opts(t, e, f[4])) {
-			for (i = 0; i < e->nargs; i++)
-				free(e->args[i]);
-			t->errors++;
-			continue;
-		}
+		if (nf == 5 && parse_opts(t, e, f[4]))
+			goto drop;
 		for (i = 0; i < t->n; i++) {
 			if (!strcmp(t->ent[i].name, e->name))
 				break;
@@ -286,17 +295,25 @@ static int tab_read(struct tab *t, const char *path)
 			tab_err(t, e, 0, "%s already listed on line %u (%s)",
 				!strcmp(t->ent[i].name, e->name) ? "the name is" : "a device is",
 				t->ent[i].line, t->ent[i].name);
-			t->errors++;
-			continue;
+			goto drop;
+		}
+		if (!spec_ok(f[1]) || !spec_ok(f[2])) {
+			tab_err(t, e, 0, "device '%s': want an absolute path or UUID=, PARTUUID=, LABEL=, PARTLABEL=",
+				spec_ok(f[1]) ? f[2] : f[1]);
+			goto drop;
 		}
 		if (!strcmp(f[1], f[2])) {
 			tab_err(t, e, 0, "cache and origin are the same device");
-			t->errors++;
-			continue;
+			goto drop;
 		}
 		e->cache = strdup(f[1]);
 		e->origin = strdup(f[2]);
 		t->n++;
+		continue;
+drop:
+		for (i = 0; i < e->nargs; i++)
+			free(e->args[i]);
+		t->errors++;
 	}
 	free(line);
 	fclose(fp);
@@ -323,8 +340,6 @@ static char *resolve(const char *spec, dev_t *rdev)
 	struct stat st;
 	char *p;
 
-	if (spec[0] != '/' && !strchr(spec, '='))
-		return NULL;
 	p = blkid_evaluate_spec(spec, NULL);
 	if (!p)
 		return NULL;
@@ -581,11 +596,6 @@ static enum outcome assemble_one(const struct tab *t, struct tab_ent *e, bool ch
 		const char *spec = e->cache_path ? e->origin : e->cache;
 		struct stat st;
 
-		if (spec[0] != '/' && !strchr(spec, '=')) {
-			tab_err(t, e, 0, "device '%s': want a path or UUID=, PARTUUID=, LABEL=, PARTLABEL=",
-				spec);
-			return REFUSED;
-		}
 		if (spec[0] == '/' && !stat(spec, &st) && !S_ISBLK(st.st_mode)) {
 			tab_err(t, e, 0, "%s is not a block device", spec);
 			return REFUSED;
