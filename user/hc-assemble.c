@@ -515,7 +515,7 @@ static enum head read_head(const char *path, uint64_t *bs, uint64_t *origin_bloc
 	enum head h = HEAD_OTHER;
 	ssize_t got;
 	uint32_t crc;
-	int fd;
+	int fd, rc;
 
 	snprintf(what, n, "something else");
 	fd = open(path, O_RDONLY | O_DIRECT);
@@ -548,17 +548,20 @@ static enum head read_head(const char *path, uint64_t *bs, uint64_t *origin_bloc
 probe:
 	/* a signature libblkid knows further in (or in the zeroes' absence) */
 	pr = blkid_new_probe_from_filename(path);
-	if (pr) {
-		blkid_probe_enable_superblocks(pr, 1);
-		blkid_probe_enable_partitions(pr, 1);
-		if (!blkid_do_safeprobe(pr)) {
-			if (!blkid_probe_lookup_value(pr, "TYPE", &type, NULL) ||
-			    !blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL))
-				snprintf(what, n, "%s", type);
-			h = HEAD_OTHER;
-		}
-		blkid_free_probe(pr);
+	if (!pr) {
+		h = HEAD_OTHER;	/* not probed: not known to be blank */
+		goto out;
 	}
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_enable_partitions(pr, 1);
+	/* 1: nothing found; 0: a signature; -2: several; -1: an error */
+	rc = blkid_do_safeprobe(pr);
+	if (!rc && (!blkid_probe_lookup_value(pr, "TYPE", &type, NULL) ||
+		    !blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL)))
+		snprintf(what, n, "a %s signature", type);
+	if (rc != 1)
+		h = HEAD_OTHER;
+	blkid_free_probe(pr);
 out:
 	free(buf);
 	if (fd >= 0)
