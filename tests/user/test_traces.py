@@ -184,6 +184,178 @@ class Trace2Iolog(unittest.TestCase):
         self.assertIn("time-unit", r.stderr)
 
 
+LAYOUTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "layouts")
+
+
+class CsvLayouts(unittest.TestCase):
+    """Layout detection of CSV-like traces without --csv (tests/user/data/layouts/)."""
+
+    def conv(self, name, *args, timing="keep"):
+        path = name if os.path.isabs(name) else os.path.join(LAYOUTS, name)
+        return run(T2I, "--size", "1T", "--align", "512", "--timing", timing, *args, path)
+
+    def layout(self, r):
+        """The spec of the printed layout line."""
+        for line in r.stderr.splitlines():
+            if line.startswith("trace2iolog: csv layout: "):
+                return line.split()[3]
+        self.fail(r.stderr)
+
+    def check(self, name, spec, want, timing="keep"):
+        r = self.conv(name, timing=timing)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.layout(r), spec)
+        self.assertEqual(ios(r.stdout), want)
+        # the printed spec pins the layout: the same iolog, and no layout line
+        p = self.conv(name, "--csv", spec, timing=timing)
+        self.assertEqual((p.returncode, p.stdout), (0, r.stdout), p.stderr)
+        self.assertNotIn("csv layout", p.stderr)
+
+    def refused(self, r, line, *msgs):
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(r.stdout, "")
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertIn(f"trace2iolog: line {line}: ", r.stderr)
+        for m in msgs:
+            self.assertIn(m, r.stderr)
+        return [w.split("'")[1] for w in r.stderr.splitlines() if "--csv '" in w]
+
+    def test_header_rw_bytes_epoch_seconds(self):
+        # named columns among others (Response is no time), R/W, byte offsets, seconds
+        self.check("header-rw-bytes.csv",
+                   "header=1,delimiter=comma,time-col=1,time-unit=s,lba-col=5,lba-unit=1,"
+                   "size-col=6,size-unit=1,op-col=3,op-values=words",
+                   [("read", 1048576, 4096, 1), ("write", 2097152, 8192, 251),
+                    ("read", 53248, 4096, 1251), ("write", 7340032, 16384, 1301),
+                    ("read", 1048576, 4096, 1901), ("read", 12288, 512, 1911),
+                    ("write", 409600, 4096, 3401), ("write", 8192000, 65536, 3901),
+                    ("read", 2097152, 8192, 4151), ("read", 655360, 4096, 4901),
+                    ("write", 3145728, 4096, 5026), ("read", 999424, 12288, 5901)])
+
+    def test_header_scsi_hex(self):
+        # the issue's case: a header, SCSI opcodes in hex without 0x, lba and ns by name
+        self.check("header-scsi-hex.csv",
+                   "header=1,delimiter=comma,time-col=1,time-unit=ns,lba-col=3,lba-unit=512,"
+                   "size-col=4,size-unit=512,op-col=2,op-values=scsi-hex",
+                   [("read", 2048 * 512, 4096, 1), ("write", 4096 * 512, 8192, 16),
+                    ("read", 2056 * 512, 4096, 16), ("read", 100008 * 512, 32768, 41),
+                    ("write", 77 * 512, 512, 42), ("write", 4112 * 512, 8192, 91),
+                    ("read", 2048 * 512, 4096, 121), ("read", 9000 * 512, 16384, 122),
+                    ("write", 555560 * 512, 4096, 201), ("read", 16 * 512, 4096, 251),
+                    ("write", 4128 * 512, 8192, 261), ("read", 31337 * 512, 1024, 301)])
+
+    def test_no_header_read_write_epoch_ms(self):
+        # the default column order, Read/Write, sectors (2057 is no multiple of 512), ms
+        self.check("noheader-readwrite-ms.csv",
+                   "header=0,delimiter=comma,time-col=1,time-unit=ms,lba-col=2,lba-unit=512,"
+                   "size-col=3,size-unit=1,op-col=4,op-values=words",
+                   [("read", 2056 * 512, 4096, 1), ("write", 9999 * 512, 512, 1001),
+                    ("read", 123456 * 512, 8192, 5001), ("read", 88 * 512, 4096, 5001),
+                    ("write", 2056 * 512, 4096, 10001), ("write", 700001 * 512, 65536, 50001),
+                    ("read", 64 * 512, 16384, 51001), ("read", 5000 * 512, 4096, 100001),
+                    ("write", 123 * 512, 1024, 101001), ("read", 77777 * 512, 8192, 200001),
+                    ("read", 2056 * 512, 4096, 210001), ("write", 31 * 512, 4096, 300001)])
+
+    def test_no_header_tabs_time_last(self):
+        # device, op, offset, length, time: columns found by content; runs of
+        # sequential writes say the offsets are bytes; epoch microseconds
+        self.check("noheader-words.tsv",
+                   "header=0,delimiter=tab,time-col=5,time-unit=us,lba-col=3,lba-unit=1,"
+                   "size-col=4,size-unit=1,op-col=2,op-values=words",
+                   [("write", 1052672, 4096, 1), ("write", 1056768, 4096, 81),
+                    ("write", 1060864, 8192, 151), ("read", 65536, 4096, 901),
+                    ("read", 69632, 4096, 911), ("read", 73728, 16384, 1401),
+                    ("write", 40960, 4096, 1901), ("read", 9437184, 65536, 2501),
+                    ("write", 45056, 4096, 2901), ("read", 131072, 4096, 3801),
+                    ("write", 4096, 4096, 3901), ("read", 8192, 8192, 4901)])
+
+    def test_header_semicolons_4k_blocks(self):
+        # time(ms) by name; sequential runs say the addresses count 4 KiB blocks
+        self.check("header-semicolon-ms.csv",
+                   "header=1,delimiter=semicolon,time-col=1,time-unit=ms,lba-col=2,"
+                   "lba-unit=4096,size-col=3,size-unit=1,op-col=4,op-values=words",
+                   [("write", 100 << 12, 8192, 1), ("write", 102 << 12, 8192, 3001),
+                    ("write", 104 << 12, 4096, 5001), ("read", 10 << 12, 4096, 5001),
+                    ("read", 11 << 12, 4096, 9001), ("read", 12 << 12, 16384, 12001),
+                    ("write", 5000 << 12, 4096, 20001), ("read", 300 << 12, 65536, 21001),
+                    ("write", 77 << 12, 4096, 40001), ("write", 78 << 12, 4096, 41001),
+                    ("read", 1000 << 12, 8192, 55001), ("read", 3 << 12, 4096, 60001)])
+
+    def test_relative_times(self):
+        # 0x opcodes, spaces; times with no unit: us assumed when only the order counts
+        want = [("read", 800 * 512, 4096), ("read", 808 * 512, 4096),
+                ("write", 816 * 512, 8192), ("write", 4000 * 512, 512),
+                ("read", 17 * 512, 4096), ("write", 12345 * 512, 16384),
+                ("read", 800 * 512, 4096), ("write", 90000 * 512, 4096),
+                ("write", 90008 * 512, 4096), ("read", 3 * 512, 1024),
+                ("read", 64 * 512, 65536), ("write", 5 * 512, 4096)]
+        spec = ("header=0,delimiter=space,time-col=1,time-unit=us,lba-col=2,lba-unit=512,"
+                "size-col=3,size-unit=1,op-col=4,op-values=scsi-hex")
+        r = self.conv("noheader-space-0x.txt", timing="fast")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.layout(r), spec)
+        self.assertIn("us assumed", r.stderr)
+        self.assertEqual([i[:3] for i in ios(r.stdout)], want)
+        # --timing keep needs the unit: refused, with a spec per unit
+        specs = self.refused(self.conv("noheader-space-0x.txt"), 1, "cannot tell the time unit",
+                             "the line: 100 800 4096 0x28")
+        self.assertEqual(specs, [spec.replace("time-unit=us", f"time-unit={u}")
+                                 for u in ("ns", "us", "ms", "s")])
+        r = self.conv("noheader-space-0x.txt", "--csv", specs[2])
+        self.assertEqual([i[3] for i in ios(r.stdout)][:3], [1, 50001, 160001])
+
+    def test_ambiguous_offsets(self):
+        specs = self.refused(self.conv("ambiguous-offsets.csv"), 2,
+                             "cannot tell the offsets' unit", "the line: 10,R,1024,512")
+        self.assertEqual(len(specs), 2)
+        self.assertIn("lba-unit=1,", specs[0])
+        self.assertIn("lba-unit=512,", specs[1])
+        for spec, unit in zip(specs, (1, 512)):
+            r = self.conv("ambiguous-offsets.csv", "--csv", spec)
+            self.assertEqual([i[1] for i in ios(r.stdout)], [1024 * unit, 8192 * unit,
+                                                             1024 * unit, 65536 * unit])
+
+    def test_unknown_op(self):
+        self.refused(self.conv("unknown-ops.csv"), 8, "op 'F' in column 4 (rw)",
+                     "the line: 70,0,0,F")
+
+    def test_garbled_line(self):
+        # in the sample that decides the layout
+        self.refused(self.conv("garbled.csv"), 9, "2 columns", "the line: 900,1234")
+        # deep in the file, after the sample: the layout is printed, then the line named
+        text = "".join(f"{100 * i},{8 * i},4096,{'RW'[i % 2]}\n" for i in range(1, 1501))
+        text = text.replace("\n140000,11200,", "\n140000,1l200,")
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+            f.write(text)
+        self.addCleanup(os.unlink, f.name)
+        r = self.conv(f.name, timing="fast")
+        self.assertIn("csv layout: header=0,", r.stderr)
+        self.refused(r, 1400, "not a number", "140000,1l200,4096,R")
+
+    def test_decimal_opcodes(self):
+        # 40/42 are SCSI opcodes in decimal only under an op name
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+            f.write("ts_us,lba,size,cmd\n1,8,4096,40\n2,16,4096,42\n3,24,4096,136\n")
+        self.addCleanup(os.unlink, f.name)
+        r = self.conv(f.name)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(",op-col=4,op-values=scsi-dec ", r.stderr)
+        self.assertEqual([i[0] for i in ios(r.stdout)], ["read", "write", "read"])
+        with open(f.name, "w", encoding="utf-8") as g:
+            g.write("1,8,4096,40\n2,16,4096,42\n")
+        self.refused(self.conv(f.name), 1, "no column holds only reads and writes")
+
+    def test_msr_fiu_under_a_header(self):
+        r = run(T2I, "--size", "16M", "-", stdin="Timestamp,Hostname,DiskNumber,Type,Offset,"
+                "Size,ResponseTime\n" + Trace2Iolog.MSR)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("msr: 1 reads (4096 B), 2 writes (12288 B)", r.stderr)
+        r = run(T2I, "--size", "1T", "-", stdin="ts pid process lba size rw major minor md5\n"
+                "89966527760000 4892 syslogd 904265560 8 W 6 0 531dcd2aa1a2cd8b\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("fiu: 0 reads (0 B), 1 writes (4096 B)", r.stderr)
+
+
 class GenTrace(unittest.TestCase):
     def gen(self, kind, *args):
         r = run(GEN, kind, "--blocks", "4096", "--requests", "20000", *args)
