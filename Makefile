@@ -16,7 +16,10 @@
 #   make bench-locks   lock contentions of read hits, dm-ssc against dm-writecache (debug kernel)
 #   make vm-shell      a shell in the VM with the modules loaded (KFLAVOR=6.12|6.1|debug)
 #   make deps          install what all of the above needs (Debian packages)
-#   make install       install hcctl, its man page and bash completion (PREFIX=/usr/local)
+#   make install       install hcctl, its man pages, bash completion and the boot-time assembly
+#                      of /etc/ssctab (systemd unit, udev rules, initramfs hooks) (PREFIX=/usr/local)
+#   make deb           Debian packages ssc-dkms and hcctl in out/deb/, checked by lintian
+#                      (Documentation/install.rst)
 #
 # Modules are built out of place in out/build/<kernel release>/, so builds for
 # several kernels can sit side by side and kernel/ stays free of objects.
@@ -42,7 +45,7 @@ MODCFG	+= CONFIG_FLASHVM=m
 MODDIRS	+= flashvm
 endif
 
-.PHONY: all modules user clean check check-full lint demo vm-shell deps bench bench-traces bench-hashcache bench-flashvm bench-locks install
+.PHONY: all modules user clean check check-full lint demo vm-shell deps bench bench-traces bench-hashcache bench-flashvm bench-locks install deb
 
 all: modules user
 
@@ -61,6 +64,9 @@ user:
 
 install:
 	$(MAKE) -C user install
+
+deb:
+	scripts/deb.sh
 
 clean:
 	rm -rf out
