@@ -37,7 +37,7 @@
 #include "hc-common.h"
 #include "hcctl.h"
 
-#define HCCTL_VERSION "0.1"
+#define HCCTL_VERSION "0.20.0"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

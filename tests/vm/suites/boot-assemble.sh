@@ -13,7 +13,7 @@
 # 4 KiB: the number of the last acknowledged write, written O_DIRECT after each
 # acknowledgment (QEMU has written a guest write to the host file before it
 # completes, so what boot 2 reads there is exact).
-# DKMS_SRCVERSION (when the host built the packages): the srcversion of the
+# DKMS_SRCVERSION, DKMS_BUILD_ID (when the host built the packages): those of the
 # dm-ssc.ko DKMS built, which must be the module loaded.
 
 NBLK=8192	# crash-io's blocks: the first 32 MiB
@@ -72,7 +72,11 @@ else
 fi
 check_eq "data is a write-back ssc volume" writeback "$(ssc_stat data mode)"
 if [ -n "${DKMS_SRCVERSION:-}" ]; then
-	check_eq "the dm-ssc loaded is the one DKMS built" "$DKMS_SRCVERSION" "$(cat /sys/module/dm_ssc/srcversion)"
+	check_eq "the dm-ssc loaded is the one DKMS built (srcversion)" "$DKMS_SRCVERSION" \
+		"$(cat /sys/module/dm_ssc/srcversion 2>/dev/null)"
+	# the ELF note: 12 bytes of header, "GNU\0", then the ID
+	check_eq "... and exactly that binary (build ID)" "$DKMS_BUILD_ID" \
+		"$(od -An -tx1 -j16 /sys/module/dm_ssc/notes/.note.gnu.build-id 2>/dev/null | tr -d ' \n')"
 fi
 
 if [ "${BOOT:-1}" = 1 ]; then
