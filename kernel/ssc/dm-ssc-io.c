@@ -426,6 +426,7 @@ static void ssc_write_both(struct ssc_c *sc, struct bio *bio, blk_opf_t origin_o
 
 static void ssc_remap_origin(struct ssc_c *sc, struct bio *bio)
 {
+	ssc_pb(bio)->flags |= PB_ORIGIN;
 	bio_set_dev(bio, sc->origin_dev->bdev);
 	if (bio_sectors(bio))
 		bio->bi_iter.bi_sector = dm_target_offset(sc->ti, bio->bi_iter.bi_sector);
@@ -893,6 +894,7 @@ static void ssc_discard(struct ssc_c *sc, struct bio *bio)
 		ssc_endio(bio, r);
 		return;
 	}
+	ssc_pb(bio)->flags |= PB_ORIGIN;
 	bio_set_dev(bio, sc->origin_dev->bdev);
 	bio->bi_iter.bi_sector = keep_lo;
 	bio->bi_iter.bi_size = (keep_hi - keep_lo) << SECTOR_SHIFT;
@@ -1187,6 +1189,13 @@ int ssc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 			return DM_ENDIO_INCOMPLETE;
 		}
 	}
+	/*
+	 * I/O sent straight to the origin (misses around the cache, bypassed
+	 * streams, passthrough, flushes, discards passed down): the workers
+	 * count the origin I/O they issue themselves
+	 */
+	if (*error && (pb->flags & PB_ORIGIN) && *error != BLK_STS_NOTSUPP)
+		this_cpu_inc(sc->stats->origin_errors);
 	if (pb->cell) {
 		ssc_cell_put(sc, pb->cell);
 		pb->cell = NULL;

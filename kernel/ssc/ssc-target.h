@@ -264,6 +264,7 @@ struct ssc_bio {
 #define PB_CACHE_READ	BIT(1)	/* a read remapped to the cache */
 #define PB_RETRIED	BIT(2)	/* already retried on the origin */
 #define PB_BYPASS	BIT(3)	/* part of a long sequential stream */
+#define PB_ORIGIN	BIT(4)	/* remapped to the origin: its error is the origin's */
 
 extern struct kmem_cache *ssc_cell_cache;
 /* the engine's I/O on the cache device (dm-ssc-io.c) */

@@ -4,7 +4,8 @@
 # the cache on a metadata write error, then refuses writes it can no longer
 # order safely; write-back turns read-only, keeps serving its dirty blocks
 # while the device reads, and loses nothing once the device is back. A FLUSH
-# fails when the cache flush does while dirty blocks exist, in any mode.
+# fails when the cache flush does while dirty blocks exist, in any mode. Errors
+# of I/O sent straight to the origin count in origin_errors.
 # Devices: nullb0 = 64 MiB cache behind dm-flakey "fc", nullb1 = 128 MiB origin.
 
 flaky_cache_setup 64 128
@@ -110,5 +111,16 @@ check "read the block again" dd if=/dev/mapper/v of=/dev/null bs=4k skip=777 cou
 check_eq "now a hit" $((h0 + 1)) "$(ssc_stat v read_hits)"
 check "cache device back" flaky_set up
 check "remove" dmsetup remove v
+
+# --- errors of I/O sent straight to the origin are counted -------------------
+# (a passthrough read miss is remapped to the origin in .map; its error used to
+# go uncounted)
+check "an origin that fails every I/O" dmsetup create eo --table "0 $LEN error"
+check "create passthrough over it" dmsetup create v --table "0 $LEN ssc $CACHE /dev/mapper/eo 8 2 format passthrough"
+check_fails "a read of the origin fails" dd if=/dev/mapper/v of=/dev/null bs=4k count=1 iflag=direct
+check_eq "... and origin_errors counts it" 1 "$(ssc_stat v origin_errors)"
+check_eq "... not as a cache error" 0 "$(ssc_stat v cache_errors)"
+check "remove" dmsetup remove v
+check "remove the failing origin" dmsetup remove eo
 check "remove flakey" dmsetup remove fc
 check "null_blk teardown" null_blk_teardown
