@@ -61,7 +61,7 @@ PY
 }
 
 # make bench: every target a row; cached blocks for the caches, read and zipf
-# throughput for all
+# throughput for all; the same over an NBD origin, with ratios to dm-linear there
 sane_bench() {
 	sane bench "$1" '
 targets = ["raw_flash", "linear", "ssc_wt", "ssc_wb", "dmcache_wb", "writecache"]
@@ -100,7 +100,17 @@ for t in ("ssc_wb_full", "ssc_wt_full"):
         need(num(r[2]) > 0.3, "%s at %s MiB: cache not filled: %s" % (t, mb, r[2]))
         need(num(r[4]) > 0, "%s at %s MiB: no RAM figure" % (t, mb))
         if t == "ssc_wb_full":
-            need(num(r[3]) > 0, "ssc_wb_full at %s MiB: nothing dirty" % mb)'
+            need(num(r[3]) > 0, "ssc_wb_full at %s MiB: nothing dirty" % mb)
+# the origin over NBD: every target but raw flash a row, with IOPS and ratios to dm-linear
+need("origin over NBD" in text, "no table of the NBD origin")
+nbd = {r[0]: r for r in rows if r[0].endswith("/nbd")}
+for t in targets[1:]:
+    need(t + "/nbd" in nbd, "NBD origin: no row for " + t)
+    r = nbd[t + "/nbd"]
+    need(num(r[2]) > 0 and num(r[4]) > 0, t + "/nbd: no read or zipf IOPS")
+    need(num(r[3]) > 0 and num(r[5]) > 0, t + "/nbd: no ratio to dm-linear over NBD")
+    if t != "linear":
+        need(num(r[1]) > 0, t + "/nbd: nothing cached")'
 }
 
 # make bench-traces: a built-in trace, a user's trace file (a name with a space) and a

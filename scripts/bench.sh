@@ -6,6 +6,8 @@
 # table. Knobs (environment): BENCH_WS_MB (256), BENCH_RT seconds per run (5),
 # BENCH_DELAY origin delay in ms (1), BENCH_TARGETS (comma list),
 # BENCH_RECOVERY_MB the cache sizes of the recovery measurement (256,1024),
+# BENCH_NBD_TARGETS the targets measured again over an NBD origin (linear,ssc_wt,ssc_wb,
+# dmcache_wb,writecache; empty: none),
 # BENCH_PROFILE=1 a perf profile of the read, write and zipf phases of each target.
 # Output: out/bench/bench.tap (raw) and out/bench/results.md (the table), and with
 # BENCH_PROFILE out/bench/profile.md.
@@ -17,6 +19,8 @@ envs=()
 for v in BENCH_WS_MB BENCH_RT BENCH_DELAY BENCH_TARGETS BENCH_RECOVERY_MB BENCH_PROFILE; do
 	[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
 done
+# set and empty: no NBD rows (the kernel command line cannot carry an empty value: "-")
+if [ -n "${BENCH_NBD_TARGETS+set}" ]; then envs+=(--env "BENCH_NBD_TARGETS=${BENCH_NBD_TARGETS:--}"); fi
 # BENCH_PROFILE=1: perf goes into the guest, and each phase runs once more under it
 if [ "${BENCH_PROFILE:-0}" = 1 ]; then export SSC_VM_BINS="${SSC_VM_BINS:-} perf"; fi
 mkdir -p "$SSC_OUT/bench"
@@ -34,6 +38,8 @@ grep -o 'BENCH .*' "$SSC_OUT/bench/bench.tap" | awk '
 			}
 		} else if (t ~ /_recovery$/) {
 			if (k ~ /^ms_/ && !((k) in rseen)) { rseen[k] = 1; rsize[++nr] = substr(k, 4) }
+		} else if (t ~ /_nbd$/) {
+			if (!(t in nseen)) { nseen[t] = 1; nbd[++nn] = t }
 		} else if (!(t in seen)) { seen[t] = 1; order[++n] = t }
 	}
 	function g(t, k) { return ((t, k) in val) ? val[t, k] : "-" }
@@ -65,6 +71,18 @@ grep -o 'BENCH .*' "$SSC_OUT/bench/bench.tap" | awk '
 				r(g("ssc_wb", "write_ratio"), g(p, "write_ratio")),
 				r(g("ssc_wb", "zipf_iops"), g(p, "zipf_iops")), p,
 				r(g("ssc_wt", "read_ratio"), g(p, "read_ratio"))
+		}
+		if (nn) {
+			b = "linear_nbd"
+			print ""
+			printf "| target, origin over NBD (server delay %s ms a request) | cached/total | read hits IOPS | vs dm-linear over NBD | zipf r/w IOPS | vs dm-linear over NBD |\n", g(b, "delay_ms")
+			print "|---|---|---|---|---|---|"
+			for (i = 1; i <= nn; i++) {
+				t = nbd[i]
+				printf "| %s/nbd | %s | %s | %s | %s | %s |\n", substr(t, 1, length(t) - 4), g(t, "cached"),
+					g(t, "read_iops"), r(g(t, "read_iops"), g(b, "read_iops")),
+					g(t, "zipf_iops"), r(g(t, "zipf_iops"), g(b, "zipf_iops"))
+			}
 		}
 		if (nf) {
 			print ""

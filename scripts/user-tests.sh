@@ -219,6 +219,8 @@ t "bench-smoke --check bench: a missing full-cache RAM row fails" smoke_fails be
 t "bench-smoke --check bench: a cache not filled for the RAM figure fails" smoke_fails bench 's#^| ssc_wt_full | 24 | 0.520 #| ssc_wt_full | 24 | 0.100 #'
 t "bench-smoke --check bench: no origin I/Os of writethrough's zipf mix fails" smoke_fails bench 's#^| ssc_wt | 0.000 / - / 372.652 |#| ssc_wt | 0.000 / - / 0.000 |#'
 t "bench-smoke --check bench: a missing origin I/O row fails" smoke_fails bench '/^| writecache | 0.000 \/ /d'
+t "bench-smoke --check bench: a missing NBD origin row fails" smoke_fails bench '/^| ssc_wb\/nbd | /d'
+t "bench-smoke --check bench: nothing cached over NBD fails" smoke_fails bench 's#^| ssc_wt/nbd | 4096/7650 |#| ssc_wt/nbd | 0/7650 |#'
 t "bench-smoke --check bench-traces: a crashed target fails" smoke_fails bench-traces 's#^| web_01.csv | bcache | .*#| web_01.csv | bcache | **crashed the kernel** (x; boot1) | | | | | | | | | | | | |#'
 t "bench-smoke --check bench-traces: a missing target row fails" smoke_fails bench-traces '/^| web_01.csv | writecache /d'
 t "bench-smoke --check bench-traces: a failed replay of a measured trace fails" smoke_fails bench-traces 's#^| zipf-read | ssc_wb | [^|]*|#| zipf-read | ssc_wb | **failed replay** (replay 2 of 2: fio exit 1, read 1 of 2 B, written 0 of 0 B) |#'

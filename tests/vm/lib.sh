@@ -203,3 +203,146 @@ mem_kib() {
 	free=$(awk '$1 == "MemFree:" { print $2 }' /proc/meminfo)
 	echo $((free + pcp * 4))
 }
+
+# crash_sweep MODE SEED THREADS FEATURES...: one ssc volume with FEATURES under
+# dm-log-writes, a crash-io workload (THREADS 0: the single writer, else prun with
+# THREADS writers), then replay-log's sweep of the crash points (see ssc-crash.sh).
+# The caller sets U (the device under the log: cache region C sectors, then origin
+# region O; TOT = C + O), L (log), R (replay copy of U), S (check copy, carved into
+# the mappings cs and os), NBLK, NOPS, POINTS, PICK, WHICH, SEED, CK_LEN; ssc-crash
+# and ssc-nbd (whose origin region is an NBD device) share it.
+crash_sweep() {
+	mode=$1 seed=$2 thr=$3
+	shift 3
+	feat="$# $*"
+	nops=$NOPS
+	# several writers at once: each gets half the ops, twice as many in all
+	[ "$thr" -gt 0 ] && nops=$((NOPS / 2))
+	export CK_SEED=$seed CK_FEAT="$feat" CK_THREADS=$thr CK_NOPS=$nops
+	for d in "$U" $R $L; do blkdiscard "$d" 2>/dev/null || dd if=/dev/zero of="$d" bs=1M oflag=direct 2>/dev/null; done
+	# filled on the replay device, then copied to U in large writes (block by block
+	# over the network, the fill alone would take half a minute)
+	dmsetup create ou0 --table "0 $O linear $R $C" && crash-io fill /dev/mapper/ou0 $NBLK &&
+		dmsetup remove ou0 && dd if=$R of="$U" bs=1M iflag=direct oflag=direct 2>/dev/null
+	check "$mode: origin filled, replay base copied" cmp "$U" $R
+	check "$mode: log-writes over U, cache and origin carved" sh -c \
+		"dmsetup create lw --table '0 $TOT log-writes $U $L' &&
+		 dmsetup create cu --table '0 $C linear /dev/mapper/lw 0' &&
+		 dmsetup create ou --table '0 $O linear /dev/mapper/lw $C' &&
+		 dmsetup message lw 0 mark start"
+	check "$mode: create ssc" dmsetup create v --table "0 $O ssc /dev/mapper/cu /dev/mapper/ou 8 $(($# + 1)) format $*"
+	if [ "$thr" -gt 0 ]; then
+		check "$mode: $thr writers at once, $nops ops each, a mark after every acknowledged write" \
+			crash-io prun /dev/mapper/v $NBLK $nops "$seed" "$thr" \
+			"dmsetup message lw 0 mark ack" "dmsetup message v 0 checkpoint"
+	else
+		check "$mode: workload of $NOPS ops, a mark after every acknowledged write" \
+			crash-io run /dev/mapper/v $NBLK $NOPS "$seed" "dmsetup message lw 0 mark ack" \
+			"dmsetup message v 0 checkpoint"
+	fi
+	diag "$mode: $(dmsetup status v)"
+	gc=$(ssc_stat v gc_runs) ck=$(ssc_stat v checkpoints) wb=$(ssc_stat v writebacks)
+	[ "${gc:-0}" -gt 0 ] && ok "$mode: GC ran during the workload ($gc runs)" ||
+		not_ok "$mode: GC ran during the workload # gc_runs '$gc'"
+	[ "${ck:-0}" -gt 1 ] && ok "$mode: checkpoints taken during the workload ($ck)" ||
+		not_ok "$mode: checkpoints taken during the workload # '$ck'"
+	if [ "$mode" != writethrough ]; then
+		[ "${wb:-0}" -gt 0 ] && ok "$mode: write-back ran during the workload ($wb blocks)" ||
+			not_ok "$mode: write-back ran during the workload # '$wb'"
+	fi
+	check "$mode: clean shutdown (the last crash point)" dmsetup remove v
+	check "$mode: log devices down" dmsetup remove ou cu lw
+	replay-log list $L > /tmp/log.txt
+	diag "$mode: $(head -n 1 /tmp/log.txt); $(grep -cE '^[0-9]+ (F.|.U)' /tmp/log.txt) with FLUSH or FUA"
+	now_cs
+	t_sweep=$NOW
+	# shellcheck disable=SC2086 # PICK is two options
+	if replay-log sweep $PICK -m 3 -p ack $L $R $S /ssc/crash-check.sh > /tmp/sweep.out 2>&1; then
+		ok "$mode: crash points checked ($WHICH): $(tail -n 1 /tmp/sweep.out)"
+	else
+		# the same seed draws the same positions again; the log itself can differ a
+		# little from run to run (GC and write-back timing), hence entry and mark too
+		not_ok "$mode: crash points ($WHICH; SSC_SEED=$SEED draws the same) # $(tail -n 1 /tmp/sweep.out)"
+		tail -n 30 /tmp/sweep.out | sed 's/^/# /'
+	fi
+	slow "$mode: the crash-point sweep" "$t_sweep"
+	# "points P failed F entries E durable D seed S drawn N"
+	# shellcheck disable=SC2046 # its words
+	set -- $(tail -n 1 /tmp/sweep.out)
+	pts=${2:-0} dur=${8:-0} drawn=${12:-0}
+	if is_full; then
+		want=$((dur / ${PICK#-e })) got=$pts	# every N-th, and the final state
+	else
+		want=$POINTS got=$drawn			# exactly POINTS drawn FLUSH/FUA points
+		[ "$dur" -lt "$want" ] && want=$dur
+	fi
+	# the workload makes at least two durable points an op (data, then its commit)
+	[ "$dur" -ge $((NOPS * 2)) ] && [ "$got" -ge "$want" ] &&
+		ok "$mode: the sweep covered $pts of $dur crash points ($got counted, $want wanted)" ||
+		not_ok "$mode: the sweep covered enough crash points # $got counted of $dur, want $want"
+}
+
+# --- an origin across the network: NBD from a server in its own network namespace ---
+# iproute2's ip by path: the guest's busybox sh runs its own applet for "ip", which
+# knows no network namespaces
+IP=/usr/bin/ip
+NBD_IP=10.99.0.2
+# the export: a file in the guest's tmpfs, so it outlives a killed server
+NBD_EXPORT=/tmp/nbd-export.img
+# nbd_net_setup: the nbd and veth modules, a network namespace "nbdsrv" with the
+# server's end of a veth pair (nbds, $NBD_IP), the client's end here (nbdc, 10.99.0.1)
+nbd_net_setup() {
+	modprobe nbd nbds_max=8 && modprobe veth &&
+	$IP netns add nbdsrv &&
+	$IP link add nbdc type veth peer name nbds &&
+	$IP link set nbds netns nbdsrv &&
+	$IP addr add 10.99.0.1/24 dev nbdc && $IP link set nbdc up &&
+	$IP netns exec nbdsrv $IP addr add $NBD_IP/24 dev nbds &&
+	$IP netns exec nbdsrv $IP link set nbds up
+}
+# nbd_link up|down: the client's end of the link; down, the network is partitioned
+# (nothing is refused: packets are lost, and only timeouts end what waits for them)
+nbd_link() { $IP link set nbdc "$1"; }
+# nbd_server_start SIZE_MB DELAY_MS: nbdkit (file plugin) serving NBD_EXPORT (created
+# SIZE_MB large the first time) in the namespace, every read and write answered
+# DELAY_MS late (its delay filter: the latency; netem on the veth pair was the first
+# choice, but the guest kernel oopsed in net_rx_action under it once); in the
+# foreground of a background job of this shell (NBD_PID), so not from a subshell
+# such as check's; returns once its port (10809, 2A39 in hex) listens
+nbd_server_start() {
+	[ -e $NBD_EXPORT ] || truncate -s "$1M" $NBD_EXPORT || return 1
+	$IP netns exec nbdsrv nbdkit -f -i $NBD_IP --filter=delay file $NBD_EXPORT \
+		delay-read="$2ms" delay-write="$2ms" > /tmp/nbdkit.log 2>&1 &
+	NBD_PID=$!
+	n=0
+	until $IP netns exec nbdsrv cat /proc/net/tcp | grep -q ':2A39 00000000:0000 0A'; do
+		kill -0 "$NBD_PID" 2>/dev/null && [ $n -lt 100 ] || { cat /tmp/nbdkit.log; return 1; }
+		sleep 0.1
+		n=$((n + 1))
+	done
+}
+# nbd_server_kill: the server dies (SIGKILL: no goodbye to its clients)
+nbd_server_kill() {
+	[ -n "${NBD_PID:-}" ] || return 0
+	kill -9 "$NBD_PID" 2>/dev/null
+	wait "$NBD_PID" 2>/dev/null
+	NBD_PID=
+}
+# nbd_connect DEV [TIMEOUT_S]: nbd-client (netlink) to the server, 4 KiB blocks; a
+# request unanswered for TIMEOUT_S (default 10) fails and shuts the connection down
+nbd_connect() {
+	nbd-client $NBD_IP "$1" -b 4096 -t "${2:-10}" -N "" > /tmp/nbd-client.log 2>&1 ||
+		{ cat /tmp/nbd-client.log; return 1; }
+}
+# nbd_net_teardown: the server, every NBD connection, the namespace and the export
+nbd_net_teardown() {
+	for d in /sys/block/nbd*; do
+		[ "$(cat "$d/size" 2>/dev/null)" != 0 ] && nbd-client -d "/dev/${d##*/}" > /dev/null 2>&1
+	done
+	nbd_server_kill
+	$IP netns del nbdsrv 2>/dev/null
+	$IP link del nbdc 2>/dev/null
+	rm -f $NBD_EXPORT
+	rmmod nbd 2>/dev/null
+	return 0
+}

@@ -145,19 +145,17 @@ t_writecache_create() {
 t_writecache_cached() { dmsetup status t | awk '{ print $5 - $6, $5 }'; }
 t_writecache_remove() { dmsetup message t 0 flush; dmsetup remove t; }
 
-for T in $TARGETS; do
-	"t_$T"
-	dd if=/dev/zero of=/dev/mapper/fdata bs=4k count=1 oflag=direct 2>/dev/null
-	m0=$(mem_kib $FLASH)
-	check "$T: create" "t_${T}_create"
-	[ -b "$DEV" ] || continue
-	s0=$(flash_sectors)
+# warm: fill the cache of target T with the working set, as WARM says: reads (again,
+# until the number cached stops growing: dm-cache promotes gradually, when the origin
+# has been idle: WARM_IDLE s between passes) or one write pass
+WARM_IDLE=3
+warm() {
 	case $WARM in
 	read)
 		prev=-1
 		for pass in 1 2 3 4; do
 			$FIO --name=warm --filename="$DEV" --rw=randread --size=${WS_MB}m > /dev/null
-			sleep 3
+			sleep $WARM_IDLE
 			set -- $("t_${T}_cached")
 			[ "$1" = "$prev" ] && break
 			prev=$1
@@ -165,6 +163,16 @@ for T in $TARGETS; do
 	write)
 		$FIO --name=warm --filename="$DEV" --rw=write --bs=64k --size=${WS_MB}m > /dev/null ;;
 	esac
+}
+
+for T in $TARGETS; do
+	"t_$T"
+	dd if=/dev/zero of=/dev/mapper/fdata bs=4k count=1 oflag=direct 2>/dev/null
+	m0=$(mem_kib $FLASH)
+	check "$T: create" "t_${T}_create"
+	[ -b "$DEV" ] || continue
+	s0=$(flash_sectors)
+	warm
 	s1=$(flash_sectors)
 	m1=$(mem_kib $FLASH)
 	set -- $("t_${T}_cached")
@@ -243,6 +251,73 @@ for T in $TARGETS; do
 done
 dmsetup remove fmeta fdata fscratch origin
 check "null_blk teardown" null_blk_teardown
+
+# The origin across the network: the same targets (BENCH_NBD_TARGETS, "-": none)
+# over one NBD export, nbdkit serving a file of the guest's tmpfs from a network
+# namespace over a veth pair, every read and write answered 2 x BENCH_DELAY ms late
+# (its delay filter: the round trip of the origin above), nbd-client with 4 KiB blocks. dm-linear over the export is the baseline:
+# per target, after the warm-up above (1 s idle between read passes), the IOPS of
+# 4 KiB random reads over the working set and of the zipf mix over twice it, each
+# also as a ratio to dm-linear's in this run. The flash is a fresh null_blk;
+# "origin" (dm-linear over /dev/nbd0), "fdata" and "fmeta" take the names the
+# targets' functions above use.
+NBD_TARGETS=$(echo "${BENCH_NBD_TARGETS:-linear,ssc_wt,ssc_wb,dmcache_wb,writecache}" | tr , " ")
+[ "$NBD_TARGETS" = - ] && NBD_TARGETS=	# scripts/bench.sh passes an empty list as "-"
+t_linear_nbd() { DEV=/dev/mapper/t; WARM=none; }
+t_linear_nbd_create() { dmsetup create t --table "0 $OLEN linear /dev/mapper/origin 0"; }
+t_linear_nbd_cached() { echo "0 0"; }
+t_linear_nbd_remove() { dmsetup remove t; }
+now_cs
+t_nbd=$NOW
+if [ -n "$NBD_TARGETS" ]; then
+	if nbd_net_setup > /tmp/nbd.out 2>&1 && nbd_server_start $((WS_MB * 4)) $((DELAY * 2)) >> /tmp/nbd.out 2>&1 &&
+		nbd_connect /dev/nbd0 30 >> /tmp/nbd.out 2>&1; then
+		ok "nbd: nbdkit in a network namespace, $((DELAY * 2)) ms a request, /dev/nbd0"
+	else
+		not_ok "nbd: nbdkit in a network namespace, $((DELAY * 2)) ms a request, /dev/nbd0"
+		sed 's/^/# /' /tmp/nbd.out
+		NBD_TARGETS=
+	fi
+fi
+if [ -n "$NBD_TARGETS" ]; then
+	OLEN=$(sectors /dev/nbd0)
+	M=$((32 * 2048)) D=$((WS_MB * 2 * 2048))
+	check "nbd: flash null_blk ($((WS_MB * 2 + 32)) MiB, 512 B, no discard)" null_blk_add $((WS_MB * 2 + 32)) 512 0 16
+	check "nbd: fmeta, fdata on the flash, origin over /dev/nbd0" sh -c "
+		dmsetup create fmeta --table '0 $M linear /dev/nullb0 0' &&
+		dmsetup create fdata --table '0 $D linear /dev/nullb0 $M' &&
+		dmsetup create origin --table '0 $OLEN linear /dev/nbd0 0'"
+	# what the zipf mix spans written once, so that every read below is of data the
+	# server holds; 1 s idle between warm-up passes (the smoke run's budget)
+	dd if=/dev/zero of=/dev/mapper/origin bs=1M count=$((WS_MB * 2)) oflag=direct 2>/dev/null
+	WARM_IDLE=1
+	for t in $NBD_TARGETS; do
+		T=$t
+		[ "$t" = linear ] && T=linear_nbd
+		"t_$T"
+		dd if=/dev/zero of=/dev/mapper/fdata bs=4k count=1 oflag=direct 2>/dev/null
+		check "$t over NBD: create" "t_${T}_create"
+		[ -b "$DEV" ] || continue
+		warm
+		T=${t}_nbd
+		set -- $("t_${t}_cached" 2>/dev/null || echo 0 0)
+		res cached "$1/$2"
+		res delay_ms $((DELAY * 2))
+		set -- $(fio_run "$DEV" randread --size=${WS_MB}m)
+		res read_iops "$1"
+		out=$($FIO --name=z --filename="$DEV" --rw=randrw --rwmixread=70 --random_distribution=zipf:1.1 \
+			--size=$((WS_MB * 2))m --runtime=$((RT * 2)) --time_based 2>/dev/null)
+		res zipf_iops "$(echo "$out" | awk -F';' '{ printf "%d", $8 + $49 }')"
+		case $t in ssc_*) diag "$T: $(dmsetup status t)" ;; esac
+		T=$t
+		[ "$t" = linear ] && T=linear_nbd
+		check "$t over NBD: measured and removed" "t_${T}_remove"
+	done
+	dmsetup remove fmeta fdata origin
+	check "nbd: server, connection and network down" nbd_net_teardown
+	check "nbd: null_blk teardown" null_blk_teardown
+	slow "the NBD origin, every target" "$t_nbd"
+fi
 
 # Recovery after a crash, dm-ssc (writeback) against dm-writecache, at each
 # cache size of BENCH_RECOVERY_MB: 75 % of the cache's blocks written (4 KiB
