@@ -26,7 +26,10 @@ PKGS=(
 	# make deb: the packages, built and checked as a Debian developer would (DKMS)
 	debhelper dh-dkms dkms lintian fakeroot libblkid-dev
 	# the origin across the network: a real NBD server and client in the guest
-	nbdkit nbd-client
+	nbdkit nbd-client iproute2
+	# make check-full's boot-systemd stage: a Debian guest with systemd, built from
+	# Debian's packages (scripts/debian-image.sh)
+	debootstrap
 )
 
 missing=()

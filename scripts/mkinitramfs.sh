@@ -4,8 +4,8 @@
 # Usage: mkinitramfs.sh OUT KVER MODROOT KO...
 #   MODROOT  root holding lib/modules/KVER of the guest kernel (in-tree modules)
 #   KO       our out-of-tree modules, installed under lib/modules/KVER/extra
-# Contents: busybox, dmsetup, hcctl, jq, fio (static), tests/tools (static), blktrace, stress-ng, a few util-linux/coreutils
-# tools, what SSC_VM_BINS names (host programs, with their libraries), the kernel's dm/null_blk/loop/virtio modules, tests/vm as /ssc,
+# Contents: busybox, dmsetup, hcctl, jq, fio (static), tests/tools (static), blktrace, stress-ng, nbdkit (file plugin, delay filter), nbd-client, iproute2 ip, a few util-linux/coreutils
+# tools, what SSC_VM_BINS names (host programs, with their libraries), the kernel's dm/null_blk/loop/virtio/ext4 modules, tests/vm as /ssc,
 # synthetic traces in /ssc/traces and, for make bench-traces, the ones SSC_VM_TRACES holds.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -15,8 +15,12 @@ shift 3
 
 # In-tree modules the suites use. Missing ones (Debian has no dm-dust) are skipped.
 MODULES="dm-mod dm-linear dm-zero dm-flakey dm-delay dm-log-writes dm-dust dm-cache dm-cache-smq
-	dm-writecache bcache null_blk brd loop virtio_blk virtio_pci crc32c_generic"
-BINS="dmsetup blktrace blkparse dd blkdiscard blockdev cmp jq make-bcache stress-ng"
+	dm-writecache bcache null_blk brd loop virtio_blk virtio_pci crc32c_generic nbd veth
+	ext4"
+# nbdkit, nbd-client and iproute2's ip (busybox's knows no netns): ssc-nbd and make
+# bench serve the origin over a veth pair from a network namespace
+BINS="dmsetup blktrace blkparse dd blkdiscard blockdev cmp jq make-bcache stress-ng
+	nbdkit nbd-client ip"
 
 st=$(mktemp -d "$SSC_OUT/initramfs.XXXXXX")
 trap 'rm -rf "$st"' EXIT
@@ -26,9 +30,9 @@ for a in $(/bin/busybox --list); do
 	[ -e "$st/bin/$a" ] || ln -s busybox "$st/bin/$a"
 done
 
-add_bin() {
+add_bin() { # add_bin PATH [DEST]: a program (or a dlopen()ed module) and its libraries
 	local p=$1 lib
-	install -D -m755 "$p" "$st/usr/bin/$(basename "$p")"
+	install -D -m755 "$p" "$st${2:-/usr/bin/$(basename "$p")}"
 	for lib in $(ldd "$p" 2>/dev/null | grep -oE '/[^ ]+' || true); do
 		[ -e "$st$lib" ] || install -D -m755 "$(readlink -f "$lib")" "$st$lib"
 	done
@@ -39,6 +43,14 @@ for b in $BINS ${SSC_VM_BINS:-}; do
 	add_bin "$p"
 done
 add_bin "$("$SSC_TOP/scripts/static-fio.sh")"
+# nbdkit dlopen()s its plugins and filters (ldd of nbdkit does not name them): the
+# ones ssc-nbd and make bench use, at the paths nbdkit looks in
+nbdcfg=$(nbdkit --dump-config)
+for so in "$(sed -n 's/^plugindir=//p' <<<"$nbdcfg")/nbdkit-file-plugin.so" \
+	"$(sed -n 's/^filterdir=//p' <<<"$nbdcfg")/nbdkit-delay-filter.so"; do
+	[ -e "$so" ] || die "missing $so (run scripts/deps.sh)"
+	add_bin "$so" "$so"
+done
 # the operator tool, dynamically linked (libdevmapper, json-c come along)
 make -s -C "$SSC_TOP/user" hcctl >&2 || die "cannot build user/hcctl"
 add_bin "$SSC_TOP/user/hcctl"
@@ -52,6 +64,8 @@ for src in "$SSC_TOP"/tests/tools/*.c; do
 		cc -O2 -Wall -Wextra -Werror -static -o "$t" "$src" || die "cannot build $src"
 	fi
 	install -m755 "$t" "$st/usr/bin/"
+	# what tests/vm/init's ssc.root= mode copies into the root it switches to
+	basename "$t" >>"$st/ssc/tools.list"
 done
 
 md="$modroot/lib/modules/$kver"
@@ -101,5 +115,11 @@ fi
 install -m755 "$SSC_TOP/tests/vm/init" "$st/init"
 cp -r "$SSC_TOP/tests/vm/run-suites.sh" "$SSC_TOP/tests/vm/lib.sh" "$SSC_TOP/tests/vm/crash-check.sh" "$SSC_TOP/tests/vm/splat.re" \
 	"$SSC_TOP/tests/vm/suites" "$st/ssc/"
+# the boot unit, whose ExecStart lines the boot-assemble suite runs as written
+# (its paths are Debian's: /usr/sbin/hcctl, /sbin/modprobe)
+mkdir -p "$st/ssc/system"
+cp "$SSC_TOP"/user/system/ssc-assemble.service "$st/ssc/system/"
+ln -sf ../bin/hcctl "$st/usr/sbin/hcctl"
+[ -e "$st/sbin/modprobe" ] || ln -s ../bin/busybox "$st/sbin/modprobe"
 echo "$kver" > "$st/etc/kver"
 (cd "$st" && find . -print0 | cpio --null -o -H newc --quiet) > "$out"

@@ -4,13 +4,19 @@
 #
 #   vm.sh --kernel 6.12|6.1|debug --suites a,b [--name TAG] [--mem MB] [--timeout S]
 #         [--ko PATH]... [--env NAME=VALUE]... [--kill-after ERE [--kill-delay S]]
-#         [-- extra qemu args]
+#         [--root DEV] [--on ERE MONITOR-COMMAND]... [-- extra qemu args]
 #   vm.sh --kernel 6.12 --shell
 #
 # --kill-after: kill QEMU (SIGKILL, the guest gets no warning) S seconds (default 0)
 # after the guest printed a line matching ERE on the results port: a crash at a
 # point the guest chose, mid-write. The run then passes only if the guest was killed
 # before its end marker; its checks and the console scan count as usual.
+#
+# --root DEV: the initramfs switches to the root file system on DEV (a Debian image
+# with systemd, scripts/debian-image.sh, given as a drive after --), whose
+# ssc-test.service runs the suites (tests/vm/init's ssc.root= mode).
+# --on ERE CMD: send CMD to the QEMU monitor (HMP, e.g. device_add ...: a disk
+# hot-plugged) once, when the guest printed a line matching ERE on the results port.
 #
 # Results: one "ok/not ok" line per check, written by the guest to a second serial
 # port (never mixed with kernel messages), turned into TAP at
@@ -22,6 +28,7 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 flavor=6.12 suites='' shell='' name='' mem=1024 tmo=900 kos=() env='' kill_re='' kill_delay=0
+root='' on_re=() on_cmd=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) flavor=$2; shift 2 ;;
@@ -34,6 +41,8 @@ while [ $# -gt 0 ]; do
 	--env) env="$env ssc.env.$2"; shift 2 ;;
 	--kill-after) kill_re=$2; shift 2 ;;
 	--kill-delay) kill_delay=$2; shift 2 ;;
+	--root) root=$2; shift 2 ;;
+	--on) on_re+=("$2"); on_cmd+=("$3"); shift 3 ;;
 	--) shift; break ;;
 	*) die "vm.sh: unknown argument '$1'" ;;
 	esac
@@ -75,6 +84,7 @@ fi
 # SSC_VM_KARGS: more kernel arguments, for a debugging run (e.g. ignore_loglevel to see
 # the KUnit output on the console); last, so they win over the ones above
 kargs="$kargs${SSC_VM_KARGS:+ $SSC_VM_KARGS}"
+[ -z "$root" ] || kargs="$kargs ssc.root=$root"
 
 if [ -n "$shell" ]; then
 	exec "${qemu[@]}" -serial mon:stdio -serial null -append "$kargs ssc.shell=1" "$@"
@@ -85,11 +95,29 @@ console="$SSC_OUT/results/$name.console.log"
 raw="$SSC_OUT/results/$name.raw"
 tap="$SSC_OUT/results/$name.tap"
 rm -f "$console" "$raw" "$tap"	# a run that dies early must not show the last run's results
+mon="$SSC_OUT/results/$name.monitor"
+rm -f "$mon"
+[ ${#on_re[@]} -eq 0 ] || set -- -monitor "unix:$mon,server=on,wait=off" "$@"
+# monitor CMD: one HMP command to the running QEMU; its answer to the log
+monitor() {
+	python3 - "$mon" "$1" <<'PY' >&2
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall((sys.argv[2] + "\n").encode())
+time.sleep(1)
+s.setblocking(False)
+try:
+    print(s.recv(65536).decode(errors="replace").replace("\r", ""))
+except BlockingIOError:
+    pass
+PY
+}
 log "$name: booting, suites: $suites"
 start=$SECONDS
 qrc=0
 killed=0
-if [ -z "$kill_re" ]; then
+if [ -z "$kill_re" ] && [ ${#on_re[@]} -eq 0 ]; then
 	timeout -k 10 "$tmo" "${qemu[@]}" -serial "file:$console" -serial "file:$raw" \
 		-append "$kargs ssc.suites=$suites" "$@" </dev/null || qrc=$?
 else
@@ -97,7 +125,13 @@ else
 		-append "$kargs ssc.suites=$suites" "$@" </dev/null &
 	qpid=$!
 	while kill -0 "$qpid" 2>/dev/null; do
-		if grep -qaE "$kill_re" "$raw" 2>/dev/null; then
+		for i in "${!on_re[@]}"; do
+			[ -n "${on_re[$i]}" ] && grep -qaE "${on_re[$i]}" "$raw" 2>/dev/null || continue
+			log "$name: /${on_re[$i]}/: monitor: ${on_cmd[$i]}"
+			monitor "${on_cmd[$i]}" || log "$name: monitor command failed"
+			on_re[$i]=''
+		done
+		if [ -n "$kill_re" ] && grep -qaE "$kill_re" "$raw" 2>/dev/null; then
 			sleep "$kill_delay"
 			kill -KILL "$qpid" 2>/dev/null && killed=1
 			break
