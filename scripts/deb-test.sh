@@ -218,6 +218,43 @@ if [ -e "$SSC_TOP/user/system/ssc-assemble.service" ]; then
 		systemctl is-enabled ssc-assemble.service
 fi
 
+if [ -e "$SSC_TOP/user/system/ssc-assemble.service" ]; then
+	# systemd's own reading of the unit: syntax, dependencies, ExecStart executable
+	t "systemd-analyze verify accepts ssc-assemble.service" \
+		systemd-analyze verify --man=no /lib/systemd/system/ssc-assemble.service
+fi
+
+# --- the initramfs hook, with initramfs-tools' own mkinitramfs for 6.12 ---------------
+# a line with the "initramfs" option brings hcctl, the DKMS-built dm-ssc, /etc/ssctab
+# and the boot scripts in; without one, nothing of ssc is added
+initramfs_hook() {
+	local conf img r=0
+	command -v mkinitramfs >/dev/null || { echo "no mkinitramfs (initramfs-tools)"; return 1; }
+	conf=$(mktemp -d) img=$(mktemp)
+	cp -a /etc/initramfs-tools/. "$conf/"
+	sed -i 's/^MODULES=.*/MODULES=list/' "$conf/initramfs.conf"	# small and quick
+	cp -p /etc/ssctab "$conf/ssctab.saved"
+	mkinitramfs -d "$conf" -o "$img" "$k612" 2>"$img.err" && lsinitramfs "$img" >"$img.none" || r=1
+	echo "root /dev/disk/by-id/x-cache /dev/disk/by-id/x-origin writeback initramfs" >>/etc/ssctab
+	mkinitramfs -d "$conf" -o "$img" "$k612" 2>>"$img.err" && lsinitramfs "$img" >"$img.list" || r=1
+	cp -p "$conf/ssctab.saved" /etc/ssctab
+	if [ $r -eq 0 ]; then
+		! grep -qE '(^|/)sbin/hcctl$|(^|/)etc/ssctab$|/dm-ssc\.ko' "$img.none" || {
+			echo "ssc files in an initramfs whose /etc/ssctab has no initramfs line"; r=1; }
+		for want in '(^|/)sbin/hcctl$' '^etc/ssctab$' 'modules/[^/]+/updates/dkms/dm-ssc\.ko' \
+			'scripts/local-top/ssc$' 'scripts/local-block/ssc$'; do
+			grep -qE "$want" "$img.list" || { echo "missing /$want/ in the initramfs"; r=1; }
+		done
+	fi
+	[ $r -eq 0 ] || cat "$img.err"
+	rm -rf "$conf" "$img" "$img.err" "$img.none" "$img.list"
+	return $r
+}
+if [ -e "$SSC_TOP/user/system/initramfs-hook" ]; then
+	t "mkinitramfs for $k612: hcctl, dm-ssc, /etc/ssctab and the scripts only with an initramfs line" \
+		initramfs_hook
+fi
+
 # --- the modules a VM is to load ----------------------------------------------------
 # copy KVER DIR: DKMS's modules for KVER, uncompressed, into DIR with dm-ssc's
 # srcversion and GNU build ID (what /sys/module/dm_ssc/srcversion and

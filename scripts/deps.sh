@@ -24,7 +24,7 @@ PKGS=(
 	# static fio from Debian's source
 	dpkg-dev
 	# make deb: the packages, built and checked as a Debian developer would (DKMS)
-	debhelper dh-dkms dkms lintian fakeroot libblkid-dev
+	debhelper dh-dkms dkms lintian fakeroot libblkid-dev initramfs-tools
 	# the origin across the network: a real NBD server and client in the guest
 	nbdkit nbd-client iproute2
 	# make check-full's boot-systemd stage: a Debian guest with systemd, built from
