@@ -43,7 +43,7 @@ delay=0.$((seed / 250 % 10))
 echo "boot: seed $seed: kill after $k acknowledged writes + ${delay}s"
 
 kos=() envs=(--env "BOOT_K=$k")
-dk="$SSC_TOP/out/deb/dkms-ko/6.12"
+dk="$SSC_OUT/deb/dkms-ko/6.12"
 pass=0 fail=0
 if [ -e "$dk/dm-ssc.ko" ] && [ -s "$dk/srcversion" ] && [ -s "$dk/build-id" ]; then
 	kos=(--ko "$dk/dm-ssc.ko")

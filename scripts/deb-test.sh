@@ -283,8 +283,19 @@ copy_ko() {
 t "DKMS's $k612 modules copied to out/deb/dkms-ko/6.12/ (srcversion $(modinfo -k "$k612" -F srcversion dm-ssc 2>/dev/null))" \
 	copy_ko "$k612" "$deb/dkms-ko/6.12"
 
-# --- purge --------------------------------------------------------------------------
+# --- remove, then purge ----------------------------------------------------------------
 dpkg -L "${pkgs[@]}" >"$deb/files.list" 2>/dev/null || true
+# dpkg -r: the modules and everything but the configuration go (Debian keeps a
+# removed package's conffiles, here /etc/ssctab, and the unit's enablement, until
+# a purge): the modules are gone from every kernel at once
+removed() {
+	dpkg -r "${pkgs[@]}" >"$deb/remove.log" 2>&1 || { cat "$deb/remove.log"; return 1; }
+	dpkg-query -W -f='${db:Status-Abbrev}' hcctl | grep -q '^rc' || { echo "hcctl not in state rc"; return 1; }
+	! dkms status -m ssc | grep . &&
+		! find /lib/modules/*/updates \( -name "dm-ssc.ko*" -o -name "hashcache.ko*" \) 2>/dev/null | grep . &&
+		[ ! -e /usr/sbin/hcctl ] && [ -e /etc/ssctab ] && [ ! -e /usr/src/ssc-"$ver" ]
+}
+t "dpkg -r: modules, sources and hcctl gone, only /etc/ssctab (a conffile) kept" removed
 if dpkg --purge "${pkgs[@]}" >"$deb/purge.log" 2>&1; then
 	ok "dpkg --purge ssc-dkms hcctl"
 else
