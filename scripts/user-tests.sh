@@ -48,7 +48,9 @@ ssctab_check() {
 		'c /dev/x1 /dev/x2 writefast' 'd /dev/x1 /dev/x2 writeback format=sometimes' \
 		'e /dev/x3 /dev/x4 writeback frob' 'f FOO=bar /dev/x5 writeback' \
 		'g /dev/x6 /dev/x7 writeback noauto,block-size=8K' 'g /dev/x8 /dev/x9 writeback' \
-		'h /dev/x6 /dev/x10 writethrough' > "$d/tab"
+		'h /dev/x6 /dev/x10 writethrough' 'i PARTUUID=0123ABCD-01 /dev/x11 writeback' \
+		'j /dev/x12 /dev/x13 writeback admit=all,admit=reuse' 'k /dev/x14 /dev/x15 writeback dirty-high=30' \
+		'l /dev/x16 /dev/x17 writeback dirty-high=80,dirty-low=10' 'm UUID=1234 /dev/x18 writeback' > "$d/tab"
 	"$SSC_TOP/user/hcctl" assemble --check --file "$d/tab" > "$d/out" 2>&1
 	r=$?
 	cat "$d/out"
@@ -58,10 +60,15 @@ ssctab_check() {
 	grep -q "tab:4: c: bad mode 'writefast'" "$d/out" &&
 	grep -q 'tab:5: d: format=sometimes: want never or blank' "$d/out" &&
 	grep -q "tab:6: e: unknown option 'frob'" "$d/out" &&
-	grep -q "tab:7: f: device 'FOO=bar': want an absolute path or UUID=" "$d/out" &&
-	grep -q '^g: waiting for cache device /dev/x6' "$d/out" &&
-	grep -q 'tab:9: g: the name is already listed on line 8' "$d/out" &&
-	grep -q 'tab:10: h: a device is already listed on line 8 (g)' "$d/out"
+	grep -q "tab:7: f: device 'FOO=bar': want an absolute path, PARTUUID= or PARTLABEL=" "$d/out" &&
+	grep -q 'tab:9: g: the name is already listed on line 8 (g): neither line is used' "$d/out" &&
+	grep -q 'tab:10: h: a device is already listed on line 8 (g): neither line is used' "$d/out" &&
+	! grep -q '^g:' "$d/out" &&
+	grep -q '^i: waiting for cache device PARTUUID=0123ABCD-01' "$d/out" &&
+	grep -q "tab:12: j: option admit given twice" "$d/out" &&
+	grep -q "tab:13: k: want dirty-high and dirty-low together" "$d/out" &&
+	grep -q "tab:14: l: dirty-high=80: want a percentage from 0 to 75" "$d/out" &&
+	grep -q "tab:15: m: device 'UUID=1234': want an absolute path, PARTUUID= or PARTLABEL=" "$d/out"
 	r=$?
 	rm -rf "$d"
 	return $r

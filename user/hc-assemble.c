@@ -6,16 +6,20 @@
  *
  *   NAME  CACHE  ORIGIN  MODE  [OPTIONS]
  *
- * CACHE and ORIGIN are paths (/dev/disk/by-id/...) or tags libblkid resolves
- * (UUID=, PARTUUID=, LABEL=, PARTLABEL=). Assembling creates, through
+ * CACHE and ORIGIN are absolute paths (/dev/disk/by-id/...) or PARTUUID= /
+ * PARTLABEL= (looked up as udev's /dev/disk/by-part* links: no device is ever
+ * scanned, so udev's questions stay quick). Assembling creates, through
  * cmd_create(), each listed volume that is not there yet; a volume already
  * there over the same devices is left alone, so running it again (at boot,
  * from udev for each device that appears, by hand) changes nothing. Before a
  * table is made, the cache device must not be claimed by another volume:
  * not listed twice, not in another live ssc table, not held by anything,
- * and not holding a superblock made for an origin of another size. A cache
- * device is formatted only when its line says format=blank and the device is
- * blank (zeroes where the metadata goes, no signature libblkid knows).
+ * not holding a superblock made for an origin of another size, nor another
+ * signature over its metadata; and the origin must not hold an ssc superblock
+ * (the columns swapped). A cache device is formatted only when its line says
+ * format=blank and the device is blank (zeroes where the metadata goes, no
+ * signature libblkid knows). create opens exactly the device numbers these
+ * checks looked at (hc_expect_*), whatever the paths point to by then.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -59,7 +63,11 @@
 #define SB_OFF_CRC	0
 #define SB_OFF_MAGIC	4
 #define SB_OFF_BLOCK	16	/* block_sectors */
+#define SB_OFF_SEGMENT	20	/* segment_sectors */
+#define SB_OFF_DATA	80	/* data_start, sectors */
 #define SB_OFF_ORIGIN	88	/* origin_blocks */
+/* disassemble's mark: udev's runs (--device) leave such a volume alone until boot */
+#define DOWN_DIR	"/run/ssc"
 /* what must be zero for a device to count as blank: room for any metadata head */
 #define BLANK_BYTES	(1U << 20)
 
@@ -72,14 +80,14 @@ struct tab_ent {
 	char mode[16];
 	char *args[OPT_ARGS];		/* create's options */
 	int nargs;
-	bool have_bs;
-	uint64_t bs;
+	bool have_bs, have_seg;
+	uint64_t bs, seg;
 	bool noauto, initramfs;
 	enum fmt format;
 	/* resolved */
 	char *cache_path, *origin_path;
 	dev_t cache_rdev, origin_rdev;
-	bool bad;			/* refused at parse or resolve time */
+	bool bad;			/* another line names it or a device of it */
 };
 
 struct tab {
@@ -109,23 +117,38 @@ static void tab_err(const struct tab *t, const struct tab_ent *e, unsigned int l
 		err("%s:%u: %s", t->path, line, msg);
 }
 
-static int add_arg(struct tab_ent *e, const char *a, const char *b)
+static char *xstrdup(const char *s)
 {
-	if (e->nargs + 2 > OPT_ARGS)
-		return -1;
-	e->args[e->nargs++] = strdup(a);
-	if (b)
-		e->args[e->nargs++] = strdup(b);
-	return 0;
+	char *p = strdup(s);
+
+	if (!p) {
+		err("out of memory");
+		exit(EX_FAIL);
+	}
+	return p;
+}
+
+static void add_arg(struct tab_ent *e, const char *a, const char *b)
+{
+	e->args[e->nargs++] = xstrdup(a);
+	e->args[e->nargs++] = xstrdup(b);
 }
 
 /* the options column: comma-separated key=value and flags; 0 or -1 (said why) */
 static int parse_opts(struct tab *t, struct tab_ent *e, char *opts)
 {
-	static const char *const sized[] = { "block-size", "segment-size", "sequential-threshold" };
-	static const char *const pct[] = { "dirty-high", "dirty-low" };
+	/* each option's argument of create, or NULL for a flag; the index is its bit */
+	static const char *const names[] = {
+		"block-size", "segment-size", "sequential-threshold", "dirty-high", "dirty-low",
+		"admit", "format", "noauto", "initramfs",
+	};
+	static const char *const args[] = {
+		"--block-size", "--segment-size", "--sequential-threshold", "--dirty-high",
+		"--dirty-low", "--admit", NULL, NULL, NULL,
+	};
 	char *o, *save = NULL, *val;
-	uint64_t v;
+	uint64_t v, hi = 0, lo = 0;
+	unsigned int seen = 0;
 	size_t i;
 
 	if (!strcmp(opts, "-") || !strcmp(opts, "defaults"))
@@ -134,15 +157,45 @@ static int parse_opts(struct tab *t, struct tab_ent *e, char *opts)
 		val = strchr(o, '=');
 		if (val)
 			*val++ = '\0';
-		if (!strcmp(o, "noauto") && !val) {
-			e->noauto = true;
-			continue;
+		for (i = 0; i < ARRAY_SIZE(names) && strcmp(o, names[i]); i++)
+			;
+		if (i == ARRAY_SIZE(names) || !val != (i >= 7)) {
+			tab_err(t, e, 0, "unknown option '%s%s%s'", o, val ? "=" : "", val ? val : "");
+			return -1;
 		}
-		if (!strcmp(o, "initramfs") && !val) {
-			e->initramfs = true;
-			continue;
+		if (seen & 1U << i) {
+			tab_err(t, e, 0, "option %s given twice", o);
+			return -1;
 		}
-		if (!strcmp(o, "format") && val) {
+		seen |= 1U << i;
+		switch (i) {
+		case 0: case 1: case 2:		/* sizes: create checks their range */
+			if (parse_bytes(val, &v)) {
+				tab_err(t, e, 0, "%s=%s: not a size", o, val);
+				return -1;
+			}
+			if (i == 0) {
+				e->have_bs = true;
+				e->bs = v;
+			} else if (i == 1) {
+				e->have_seg = true;
+				e->seg = v;
+			}
+			break;
+		case 3: case 4:
+			if (parse_u64(val, &v) || v > 75) {
+				tab_err(t, e, 0, "%s=%s: want a percentage from 0 to 75", o, val);
+				return -1;
+			}
+			*(i == 3 ? &hi : &lo) = v;
+			break;
+		case 5:
+			if (strcmp(val, "all") && strcmp(val, "reuse")) {
+				tab_err(t, e, 0, "admit=%s: want all or reuse", val);
+				return -1;
+			}
+			break;
+		case 6:
 			if (!strcmp(val, "never")) {
 				e->format = FMT_NEVER;
 			} else if (!strcmp(val, "blank")) {
@@ -151,51 +204,18 @@ static int parse_opts(struct tab *t, struct tab_ent *e, char *opts)
 				tab_err(t, e, 0, "format=%s: want never or blank", val);
 				return -1;
 			}
-			continue;
+			break;
+		case 7: e->noauto = true; break;
+		case 8: e->initramfs = true; break;
 		}
-		if (!strcmp(o, "admit") && val) {
-			if (strcmp(val, "all") && strcmp(val, "reuse")) {
-				tab_err(t, e, 0, "admit=%s: want all or reuse", val);
-				return -1;
-			}
-			if (add_arg(e, "--admit", val))
-				goto too_many;
-			continue;
-		}
-		for (i = 0; i < ARRAY_SIZE(sized) && strcmp(o, sized[i]); i++)
-			;
-		if (i < ARRAY_SIZE(sized) && val) {
-			if (parse_bytes(val, &v)) {
-				tab_err(t, e, 0, "%s=%s: not a size", o, val);
-				return -1;
-			}
-			if (i == 0) {
-				e->have_bs = true;
-				e->bs = v;
-			}
-			if (add_arg(e, i == 0 ? "--block-size" : i == 1 ? "--segment-size" :
-				    "--sequential-threshold", val))
-				goto too_many;
-			continue;
-		}
-		for (i = 0; i < ARRAY_SIZE(pct) && strcmp(o, pct[i]); i++)
-			;
-		if (i < ARRAY_SIZE(pct) && val) {
-			if (parse_u64(val, &v) || v > 100) {
-				tab_err(t, e, 0, "%s=%s: not a percentage", o, val);
-				return -1;
-			}
-			if (add_arg(e, i == 0 ? "--dirty-high" : "--dirty-low", val))
-				goto too_many;
-			continue;
-		}
-		tab_err(t, e, 0, "unknown option '%s%s%s'", o, val ? "=" : "", val ? val : "");
+		if (args[i])
+			add_arg(e, args[i], val);
+	}
+	if (!(seen & 1U << 3) != !(seen & 1U << 4) || ((seen & 1U << 3) && lo >= hi)) {
+		tab_err(t, e, 0, "want dirty-high and dirty-low together, dirty-low below dirty-high");
 		return -1;
 	}
 	return 0;
-too_many:
-	tab_err(t, e, 0, "an option is given twice");
-	return -1;
 }
 
 static bool name_ok(const char *n)
@@ -210,15 +230,23 @@ static bool name_ok(const char *n)
 	return true;
 }
 
-/* A device as ssctab(5) names it: an absolute path or a tag libblkid resolves. */
+/*
+ * The tags a line may use, and udev's directory of links for each. Not UUID=
+ * or LABEL=: they name a file system, which the cache device does not hold,
+ * and which an origin's cached volume shows too once it is assembled.
+ */
+static const char *const tags[][2] = {
+	{ "PARTUUID=", "/dev/disk/by-partuuid/" },
+	{ "PARTLABEL=", "/dev/disk/by-partlabel/" },
+};
+
+/* A device as ssctab(5) names it: an absolute path, PARTUUID= or PARTLABEL=. */
 static bool spec_ok(const char *spec)
 {
-	static const char *const tags[] = { "UUID=", "PARTUUID=", "LABEL=", "PARTLABEL=" };
-
 	if (spec[0] == '/')
 		return true;
 	for (size_t i = 0; i < ARRAY_SIZE(tags); i++)
-		if (!strncmp(spec, tags[i], strlen(tags[i])) && spec[strlen(tags[i])])
+		if (!strncmp(spec, tags[i][0], strlen(tags[i][0])) && spec[strlen(tags[i][0])])
 			return true;
 	return false;
 }
@@ -292,13 +320,17 @@ static int tab_read(struct tab *t, const char *path)
 				break;
 		}
 		if (i < t->n) {
-			tab_err(t, e, 0, "%s already listed on line %u (%s)",
+			/* neither line is used: which one is meant is the admin's call */
+			tab_err(t, e, 0, "%s already listed on line %u (%s): neither line is used",
 				!strcmp(t->ent[i].name, e->name) ? "the name is" : "a device is",
 				t->ent[i].line, t->ent[i].name);
+			if (!t->ent[i].bad)
+				t->errors++;
+			t->ent[i].bad = true;
 			goto drop;
 		}
 		if (!spec_ok(f[1]) || !spec_ok(f[2])) {
-			tab_err(t, e, 0, "device '%s': want an absolute path or UUID=, PARTUUID=, LABEL=, PARTLABEL=",
+			tab_err(t, e, 0, "device '%s': want an absolute path, PARTUUID= or PARTLABEL=",
 				spec_ok(f[1]) ? f[2] : f[1]);
 			goto drop;
 		}
@@ -306,8 +338,8 @@ static int tab_read(struct tab *t, const char *path)
 			tab_err(t, e, 0, "cache and origin are the same device");
 			goto drop;
 		}
-		e->cache = strdup(f[1]);
-		e->origin = strdup(f[2]);
+		e->cache = xstrdup(f[1]);
+		e->origin = xstrdup(f[2]);
 		t->n++;
 		continue;
 drop:
@@ -334,19 +366,35 @@ static void tab_free(struct tab *t)
 	}
 }
 
-/* A spec as a block device: path or tag; NULL if it is not there (yet). */
+/*
+ * A spec as a block device: a path, or a tag by udev's link for it (values
+ * encoded as udev encodes them); NULL if it is not there (yet).
+ */
 static char *resolve(const char *spec, dev_t *rdev)
 {
+	char link[PATH_MAX], enc[PATH_MAX / 2];
+	const char *path = spec;
 	struct stat st;
 	char *p;
 
-	p = blkid_evaluate_spec(spec, NULL);
+	for (size_t i = 0; spec[0] != '/' && i < ARRAY_SIZE(tags); i++) {
+		const char *val = spec + strlen(tags[i][0]);
+
+		if (strncmp(spec, tags[i][0], strlen(tags[i][0])))
+			continue;
+		if (blkid_encode_string(val, enc, sizeof(enc)))
+			return NULL;
+		if (i == 0)	/* udev's by-partuuid links are lower case */
+			for (char *c = enc; *c; c++)
+				*c = (char)tolower((unsigned char)*c);
+		snprintf(link, sizeof(link), "%s%s", tags[i][1], enc);
+		path = link;
+	}
+	if (stat(path, &st) || !S_ISBLK(st.st_mode))
+		return NULL;
+	p = realpath(path, NULL);
 	if (!p)
 		return NULL;
-	if (stat(p, &st) || !S_ISBLK(st.st_mode)) {
-		free(p);
-		return NULL;
-	}
 	*rdev = st.st_rdev;
 	return p;
 }
@@ -500,32 +548,68 @@ static uint64_t le(const uint8_t *p, int bytes)
 
 enum head { HEAD_SSC, HEAD_BAD_SSC, HEAD_BLANK, HEAD_OTHER };
 
+/* what an ssc superblock says of its cache */
+struct sb_info {
+	uint64_t bs, seg;		/* block and segment size, bytes */
+	uint64_t origin_blocks;		/* the origin's size at format */
+	uint64_t data_start;		/* bytes of metadata before segment 0 */
+};
+
 /*
- * What the start of cache device @path holds. For an ssc superblock whose
- * CRC checks: its block size and the origin size it was made for. A
- * superblock is trusted only once its CRC checks; the kernel validates the
- * rest at load.
+ * libblkid's look for a signature in the first @size bytes of @fd (0: all of
+ * it): 1 nothing found, 0 one (named in @what), -2 several, -1 an error.
  */
-static enum head read_head(const char *path, uint64_t *bs, uint64_t *origin_blocks,
-			   char *what, size_t n)
+static int probe_sig(int fd, uint64_t size, char *what, size_t n)
+{
+	blkid_probe pr = blkid_new_probe();
+	const char *type;
+	int rc = -1;
+
+	if (!pr)
+		return -1;
+	if (!blkid_probe_set_device(pr, fd, 0, (blkid_loff_t)size)) {
+		blkid_probe_enable_superblocks(pr, 1);
+		blkid_probe_enable_partitions(pr, 1);
+		rc = blkid_do_safeprobe(pr);
+		if (!rc && (!blkid_probe_lookup_value(pr, "TYPE", &type, NULL) ||
+			    !blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL)))
+			snprintf(what, n, "a %s signature", type);
+	}
+	blkid_free_probe(pr);
+	return rc;
+}
+
+/*
+ * What the start of device @path holds. An ssc superblock is trusted only
+ * once its CRC checks (the kernel validates the rest at load), and only if
+ * no other signature lies over the metadata it describes (a device reused
+ * as an md member or for a file system keeps its old ssc superblock).
+ * Blank: zeroes where any metadata head goes, and no signature anywhere.
+ */
+static enum head read_head(const char *path, struct sb_info *sb, char *what, size_t n)
 {
 	uint8_t *buf = NULL;
-	blkid_probe pr;
-	const char *type;
 	enum head h = HEAD_OTHER;
+	uint64_t size = 0;
 	ssize_t got;
 	uint32_t crc;
 	int fd, rc;
 
 	snprintf(what, n, "something else");
 	fd = open(path, O_RDONLY | O_DIRECT);
-	if (fd < 0 || posix_memalign((void **)&buf, 4096, BLANK_BYTES)) {
-		snprintf(what, n, "unreadable: %s", strerror(errno));
+	if (fd < 0) {
+		snprintf(what, n, "nothing readable: %s", strerror(errno));
+		return HEAD_OTHER;
+	}
+	rc = posix_memalign((void **)&buf, 4096, BLANK_BYTES);
+	if (rc) {
+		snprintf(what, n, "nothing readable: %s", strerror(rc));
+		buf = NULL;
 		goto out;
 	}
 	got = pread(fd, buf, BLANK_BYTES, 0);
 	if (got < SB_SIZE) {
-		snprintf(what, n, "unreadable: %s", got < 0 ? strerror(errno) : "short read");
+		snprintf(what, n, "nothing readable: %s", got < 0 ? strerror(errno) : "short read");
 		goto out;
 	}
 	if (le(buf + SB_OFF_MAGIC, 4) == SSC_SB_MAGIC) {
@@ -536,36 +620,32 @@ static enum head read_head(const char *path, uint64_t *bs, uint64_t *origin_bloc
 			h = HEAD_BAD_SSC;
 			goto out;
 		}
-		*bs = le(buf + SB_OFF_BLOCK, 4) * 512;
-		*origin_blocks = le(buf + SB_OFF_ORIGIN, 8);
+		sb->bs = le(buf + SB_OFF_BLOCK, 4) * 512;
+		sb->seg = le(buf + SB_OFF_SEGMENT, 4) * 512;
+		sb->origin_blocks = le(buf + SB_OFF_ORIGIN, 8);
+		sb->data_start = le(buf + SB_OFF_DATA, 8) * 512;
+		/* the data segments hold cached blocks: what is in them is no signature */
+		size = sb->data_start ? sb->data_start : SB_SIZE;
 		h = HEAD_SSC;
-		goto out;
+	} else {
+		h = HEAD_BLANK;
+		for (ssize_t i = 0; i < got; i++) {
+			if (buf[i]) {
+				h = HEAD_OTHER;
+				break;
+			}
+		}
 	}
-	for (ssize_t i = 0; i < got; i++)
-		if (buf[i])
-			goto probe;
-	h = HEAD_BLANK;
-probe:
-	/* a signature libblkid knows further in (or in the zeroes' absence) */
-	pr = blkid_new_probe_from_filename(path);
-	if (!pr) {
-		h = HEAD_OTHER;	/* not probed: not known to be blank */
-		goto out;
-	}
-	blkid_probe_enable_superblocks(pr, 1);
-	blkid_probe_enable_partitions(pr, 1);
-	/* 1: nothing found; 0: a signature; -2: several; -1: an error */
-	rc = blkid_do_safeprobe(pr);
-	if (!rc && (!blkid_probe_lookup_value(pr, "TYPE", &type, NULL) ||
-		    !blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL)))
-		snprintf(what, n, "a %s signature", type);
-	if (rc != 1)
+	rc = probe_sig(fd, size, what, n);
+	if (rc != 1) {
+		if (h == HEAD_SSC)
+			snprintf(what + strlen(what), n - strlen(what),
+				 " over an ssc superblock's metadata");
 		h = HEAD_OTHER;
-	blkid_free_probe(pr);
+	}
 out:
 	free(buf);
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	return h;
 }
 
@@ -583,18 +663,51 @@ static int dev_bytes(const char *path, uint64_t *bytes)
 
 enum outcome { DONE, ALREADY, PENDING, REFUSED };
 
+/* disassemble's mark on @name: udev's runs leave the volume alone until boot */
+static void down_path(const char *name, char *p, size_t n)
+{
+	snprintf(p, n, "%s/%s.down", DOWN_DIR, name);
+}
+
+static bool is_down(const char *name)
+{
+	char p[PATH_MAX];
+
+	down_path(name, p, sizeof(p));
+	return !access(p, F_OK);
+}
+
+static void set_down(const char *name, bool down)
+{
+	char p[PATH_MAX];
+	int fd;
+
+	down_path(name, p, sizeof(p));
+	if (!down) {
+		unlink(p);
+		return;
+	}
+	mkdir(DOWN_DIR, 0700);
+	fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* Everything but the table itself; @check: only say what would be done. */
 static enum outcome assemble_one(const struct tab *t, struct tab_ent *e, bool check)
 {
 	const struct tab_ent *o;
-	char who[DM_NAME_LEN + 32], what[128], bsarg[32];
-	char *argv[OPT_ARGS + 12];
-	uint64_t sb_bs = 0, sb_origin = 0, obytes, bs;
+	char who[DM_NAME_LEN + 32], what[160], bsarg[32], segarg[32];
+	char *argv[OPT_ARGS + 16];
+	struct sb_info sb = { 0 };
+	uint64_t obytes, bs;
 	dev_t c, og;
 	bool format = false;
 	int argc = 0, r;
 	enum head h;
 
+	if (e->bad)
+		return REFUSED;		/* said when the file was read */
 	if (!e->cache_path || !e->origin_path) {
 		const char *spec = e->cache_path ? e->origin : e->cache;
 		struct stat st;
@@ -604,7 +717,7 @@ static enum outcome assemble_one(const struct tab *t, struct tab_ent *e, bool ch
 			return REFUSED;
 		}
 		printf("%s: waiting for %s device %s\n", e->name,
-		       e->cache_path ? "origin" : "cache", e->cache_path ? e->origin : e->cache);
+		       e->cache_path ? "origin" : "cache", spec);
 		return PENDING;
 	}
 	if (e->cache_rdev == e->origin_rdev) {
@@ -651,19 +764,37 @@ static enum outcome assemble_one(const struct tab *t, struct tab_ent *e, bool ch
 			strerror(errno));
 		return REFUSED;
 	}
-	h = read_head(e->cache_path, &sb_bs, &sb_origin, what, sizeof(what));
+	/* an origin that holds a cache: the columns are swapped, or the names moved */
+	h = read_head(e->origin_path, &sb, what, sizeof(what));
+	if (h == HEAD_SSC || h == HEAD_BAD_SSC) {
+		tab_err(t, e, 0, "origin device %s holds an ssc cache superblock: are cache and origin swapped?",
+			e->origin_path);
+		return REFUSED;
+	}
+	memset(&sb, 0, sizeof(sb));
+	h = read_head(e->cache_path, &sb, what, sizeof(what));
 	switch (h) {
 	case HEAD_SSC:
-		if (e->have_bs && e->bs != sb_bs) {
+		if (e->have_bs && e->bs != sb.bs) {
 			tab_err(t, e, 0, "cache device %s was formatted with %" PRIu64
-				"-byte blocks, not block-size=%" PRIu64, e->cache_path, sb_bs, e->bs);
+				"-byte blocks, not block-size=%" PRIu64, e->cache_path, sb.bs, e->bs);
 			return REFUSED;
 		}
-		bs = sb_bs;
-		if (!bs || obytes / bs != sb_origin) {
+		if (e->have_seg && e->seg != sb.seg) {
+			tab_err(t, e, 0, "cache device %s was formatted with %" PRIu64
+				"-byte segments, not segment-size=%" PRIu64, e->cache_path, sb.seg, e->seg);
+			return REFUSED;
+		}
+		bs = sb.bs;
+		/*
+		 * The superblock records no identity of its origin, only its
+		 * size: a cache moved to another origin of the same size is not
+		 * caught here (ssctab(5) says so).
+		 */
+		if (!bs || obytes / bs != sb.origin_blocks) {
 			tab_err(t, e, 0, "cache device %s was formatted for an origin of %" PRIu64
-				" blocks, and %s has %" PRIu64 ": it belongs to another volume (hcctl create --format reuses it, losing what it holds)",
-				e->cache_path, sb_origin, e->origin_path, bs ? obytes / bs : 0);
+				" blocks, and %s has %" PRIu64 ": it belongs to another volume, or this origin was resized (hcctl create, without --format, loads it anyway)",
+				e->cache_path, sb.origin_blocks, e->origin_path, bs ? obytes / bs : 0);
 			return REFUSED;
 		}
 		break;
@@ -675,8 +806,12 @@ static enum outcome assemble_one(const struct tab *t, struct tab_ent *e, bool ch
 		}
 		format = true;
 		break;
+	case HEAD_BAD_SSC:
+		tab_err(t, e, 0, "cache device %s holds an ssc superblock that fails its CRC: refused (it may hold dirty blocks: formatting would lose them; hcctl create without --format shows the kernel's verdict)",
+			e->cache_path);
+		return REFUSED;
 	default:
-		tab_err(t, e, 0, "cache device %s holds %s, not an ssc cache: refused (hcctl create --format overwrites it)",
+		tab_err(t, e, 0, "cache device %s holds %s, not an ssc cache: refused",
 			e->cache_path, what);
 		return REFUSED;
 	}
@@ -695,15 +830,24 @@ static enum outcome assemble_one(const struct tab *t, struct tab_ent *e, bool ch
 	argv[argc++] = e->mode;
 	for (int i = 0; i < e->nargs; i++)
 		argv[argc++] = e->args[i];
-	if (!e->have_bs && h == HEAD_SSC) {
-		snprintf(bsarg, sizeof(bsarg), "%" PRIu64, sb_bs);
+	if (h == HEAD_SSC && !e->have_bs) {
+		snprintf(bsarg, sizeof(bsarg), "%" PRIu64, sb.bs);
 		argv[argc++] = "--block-size";
 		argv[argc++] = bsarg;
+	}
+	if (h == HEAD_SSC && !e->have_seg) {
+		snprintf(segarg, sizeof(segarg), "%" PRIu64, sb.seg);
+		argv[argc++] = "--segment-size";
+		argv[argc++] = segarg;
 	}
 	if (format)
 		argv[argc++] = "--format";
 	argv[argc] = NULL;
+	/* the devices these checks looked at, whatever the paths point to by now */
+	hc_expect_cache = e->cache_rdev;
+	hc_expect_origin = e->origin_rdev;
 	r = cmd_create(argc, argv);
+	hc_expect_cache = hc_expect_origin = 0;
 	if (r) {
 		tab_err(t, e, 0, "not assembled");
 		return REFUSED;
@@ -715,7 +859,25 @@ static enum outcome assemble_one(const struct tab *t, struct tab_ent *e, bool ch
 
 static void assemble_usage(void)
 {
-	err("assemble: want [--file F] [--check] [--initramfs] [--device DEV | --listed DEV] [NAME]");
+	err("assemble: want [--file F] [--check | --names] [--initramfs] [--device DEV | --listed DEV] [NAME]");
+}
+
+/*
+ * One assemble or disassemble at a time: the boot unit and udev's runs for
+ * devices that appear meanwhile would both see a volume missing and race to
+ * create it, or recreate one being retired. Without a writable /run (early
+ * initramfs), go on alone.
+ */
+static int take_lock(void)
+{
+	int fd = open(ASSEMBLE_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd >= 0 && flock(fd, LOCK_EX)) {
+		err("cannot lock %s: %s", ASSEMBLE_LOCK, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /*
@@ -730,20 +892,22 @@ int cmd_assemble(int argc, char **argv)
 		{ "initramfs", no_argument, NULL, 'i' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "listed", required_argument, NULL, 'l' },
+		{ "names", no_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = SSCTAB_DEFAULT, *name = NULL, *dev = NULL, *listed = NULL;
-	bool check = false, initramfs = false, seen = false;
-	int c, ret = EX_OK, pending = 0, lock;
+	bool check = false, initramfs = false, seen = false, names = false;
+	int c, ret = EX_OK, pending = 0, lock = -1;
 	struct stat st;
 	struct tab *t;
 	dev_t d = 0;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "f:cid:l:", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:cid:l:n", lo, NULL)) != -1) {
 		switch (c) {
 		case 'f': path = optarg; break;
 		case 'c': check = true; break;
+		case 'n': names = check = true; break;
 		case 'i': initramfs = true; break;
 		case 'd': dev = optarg; break;
 		case 'l': listed = optarg; break;
@@ -778,14 +942,8 @@ int cmd_assemble(int argc, char **argv)
 		free(t);
 		return ret;
 	}
-	/*
-	 * One assemble at a time: the boot unit and udev's runs for devices
-	 * that appear meanwhile would both see a volume missing and race to
-	 * create it. Without a writable /run (early initramfs), go on alone.
-	 */
-	lock = listed || check ? -1 : open(ASSEMBLE_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lock >= 0 && flock(lock, LOCK_EX))
-		err("assemble: cannot lock %s: %s", ASSEMBLE_LOCK, strerror(errno));
+	if (!listed && !check)
+		lock = take_lock();
 	tab_resolve(t);
 	for (int i = 0; i < t->n; i++) {
 		struct tab_ent *e = &t->ent[i];
@@ -793,7 +951,7 @@ int cmd_assemble(int argc, char **argv)
 				  (e->origin_path && e->origin_rdev == d));
 
 		if (listed) {
-			if (uses && !e->noauto) {
+			if (uses && !e->noauto && !e->bad) {
 				seen = true;
 				break;
 			}
@@ -806,6 +964,16 @@ int cmd_assemble(int argc, char **argv)
 		if (dev && !uses)
 			continue;
 		seen = true;
+		if (names) {	/* which lines, not whether they would work */
+			printf("%s\n", e->name);
+			continue;
+		}
+		/* udev's runs leave a volume disassembled by hand alone until boot */
+		if (dev && is_down(e->name)) {
+			printf("%s: disassembled by hand: not assembled for %s (hcctl assemble %s does)\n",
+			       e->name, dev, e->name);
+			continue;
+		}
 		switch (assemble_one(t, e, check)) {
 		case PENDING:
 			pending++;
@@ -814,6 +982,8 @@ int cmd_assemble(int argc, char **argv)
 			ret = EX_FAIL;
 			break;
 		default:
+			if (!check)
+				set_down(e->name, false);
 			break;
 		}
 	}
@@ -837,7 +1007,11 @@ int cmd_assemble(int argc, char **argv)
 	return ret;
 }
 
-/* hcctl disassemble [--file F] [--flush] [NAME]: remove the listed volumes that are live */
+/*
+ * hcctl disassemble [--file F] [--flush] [NAME]: remove the listed volumes
+ * that are live over the devices their lines name, and mark them so that
+ * udev's runs do not bring them back before the next boot
+ */
 int cmd_disassemble(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -847,7 +1021,7 @@ int cmd_disassemble(int argc, char **argv)
 	};
 	const char *path = SSCTAB_DEFAULT, *name = NULL;
 	bool flush = false, seen = false;
-	int c, ret;
+	int c, ret, lock;
 	dev_t cd, od;
 	struct tab *t;
 
@@ -880,6 +1054,8 @@ int cmd_disassemble(int argc, char **argv)
 		return ret;
 	}
 	ret = t->errors && !name ? EX_FAIL : EX_OK;
+	lock = take_lock();
+	tab_resolve(t);
 	/* the reverse of the file's order: a volume stacked on an earlier one goes first */
 	for (int i = t->n - 1; i >= 0; i--) {
 		struct tab_ent *e = &t->ent[i];
@@ -890,23 +1066,38 @@ int cmd_disassemble(int argc, char **argv)
 		seen = true;
 		if (live_devs(e->name, &cd, &od))
 			continue;	/* not assembled: nothing to do */
+		if ((e->cache_path && cd != e->cache_rdev) || (e->origin_path && od != e->origin_rdev)) {
+			tab_err(t, e, 0, "the live volume of that name is over other devices (%u:%u over %u:%u): left alone",
+				major(cd), minor(cd), major(od), minor(od));
+			ret = EX_FAIL;
+			continue;
+		}
 		if (flush) {
 			char *fl[2] = { e->name, NULL };
 
-			if (cmd_flush(1, fl)) {
+			c = cmd_flush(1, fl);
+			if (c == EX_INTR) {
+				ret = c;
+				break;
+			}
+			if (c) {
 				ret = EX_FAIL;
 				continue;
 			}
 		}
-		if (cmd_remove(1, rm))
+		if (cmd_remove(1, rm)) {
 			ret = EX_FAIL;
-		else
+		} else {
+			set_down(e->name, true);
 			printf("%s: disassembled\n", e->name);
+		}
 	}
 	if (name && !seen) {
 		err("disassemble: %s is not listed in %s", name, path);
 		ret = EX_NOVOL;
 	}
+	if (lock >= 0)
+		close(lock);
 	tab_free(t);
 	free(t);
 	return ret;

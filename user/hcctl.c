@@ -50,6 +50,7 @@ static const char *const mode_names[] = {
 };
 
 static volatile sig_atomic_t interrupted;
+dev_t hc_expect_cache, hc_expect_origin;
 
 /*
  * libdevmapper's log levels (its public header does not export them): 3 is
@@ -823,6 +824,13 @@ int cmd_create(int argc, char **argv)
 	if (cb.rdev == ob.rdev) {
 		err("create: cache and origin are the same device");
 		return EX_USAGE;
+	}
+	/* the table names devices by number: these are the ones the caller checked */
+	if ((hc_expect_cache && cb.rdev != hc_expect_cache) ||
+	    (hc_expect_origin && ob.rdev != hc_expect_origin)) {
+		err("create: %s or %s changed under us (now %u:%u and %u:%u)", cache, origin,
+		    major(cb.rdev), minor(cb.rdev), major(ob.rdev), minor(ob.rdev));
+		return EX_FAIL;
 	}
 	if (bsize < cb.lbs || bsize < ob.lbs) {
 		err("create: block size %" PRIu64 " is smaller than a device's logical block size (cache %u, origin %u)",

@@ -7,10 +7,11 @@
 # else, an ssc superblock whose CRC fails; two assembles at once.
 # Devices: nullb0 16 MiB cache A, nullb1 64 MiB origin A, nullb2 16 MiB cache B,
 # nullb3 64 MiB origin B, nullb4 128 MiB origin of another size, nullb5 16 MiB
-# blank. /dev/disk/by-id links are made by hand (no udev in here).
+# blank, nullb6 and nullb7 16 MiB (a cache reused for bcache). /dev/disk/by-id
+# links are made by hand (no udev in here).
 
 check "modprobe dm-ssc" modprobe dm-ssc
-for mb in 16 64 16 64 128 16; do
+for mb in 16 64 16 64 128 16 16 16; do
 	check "null_blk device of $mb MiB" null_blk_add "$mb"
 done
 mkdir -p /dev/disk/by-id
@@ -77,10 +78,35 @@ check_eq "--listed: noauto b's device is not" 1 "$(rc hcctl assemble --file $T -
 check_eq "--listed: another device is not" 1 "$(rc hcctl assemble --file $T --listed /dev/nullb4)"
 check_eq "--listed: a device that is gone is not" 1 "$(rc hcctl assemble --file $T --listed /dev/nullb99)"
 hcctl disassemble --file $T > /dev/null
+check "disassemble marks a down" test -e /run/ssc/a.down
+says "--device of a's origin: a was taken down by hand, left down" 'a: disassembled by hand: not assembled' \
+	hcctl assemble --file $T --device /dev/nullb1
+check_fails "... a not created" dmsetup info a
+rm -f /run/ssc/a.down	# what a reboot does (/run is a tmpfs)
 check_eq "--device of another disk creates nothing" 0 "$(rc hcctl assemble --file $T --device /dev/nullb4)"
 check_fails "... a not created" dmsetup info a
 check_eq "--device of a's origin creates a" 0 "$(rc hcctl assemble --file $T --device /dev/nullb1)"
 check "... a is live" dmsetup info a
+hcctl disassemble --file $T a > /dev/null
+check_eq "an assemble by hand brings a back after a disassemble" 0 "$(rc hcctl assemble --file $T a)"
+check_fails "... and clears the mark" test -e /run/ssc/a.down
+hcctl disassemble --file $T a > /dev/null
+rm -f /run/ssc/a.down
+# a line without segment-size or block-size: both come from the superblock
+echo "a  /dev/nullb0  /dev/nullb1  writeback" > /tmp/ssctab.plain
+check_eq "a line without sizes loads a cache formatted with 128 KiB segments" 0 \
+	"$(rc hcctl assemble --file /tmp/ssctab.plain)"
+check_eq "... its table has them" "8 9 writeback segment_size 256" "$(dmsetup table a | cut -d' ' -f6-10)"
+hcctl disassemble --file /tmp/ssctab.plain > /dev/null
+rm -f /run/ssc/a.down
+echo "a  /dev/nullb0  /dev/nullb1  writeback  segment-size=1M" > /tmp/ssctab.plain
+says "a segment-size that is not the superblock's: refused" 'formatted with 131072-byte segments, not segment-size=1048576' \
+	hcctl assemble --file /tmp/ssctab.plain
+echo "s  /dev/nullb1  /dev/nullb0  writeback" > /tmp/ssctab.swapped
+says "cache and origin swapped: refused (the origin holds an ssc superblock)" 'origin device /dev/nullb0 holds an ssc cache superblock: are cache and origin swapped' \
+	hcctl assemble --file /tmp/ssctab.swapped
+check_fails "... nothing created" dmsetup info s
+check_eq "a comes back for the tests below" 0 "$(rc hcctl assemble --file $T --device /dev/nullb1)"
 
 # --- refusals ---------------------------------------------------------------------
 cat > /tmp/ssctab.twice <<'EOF'
@@ -105,6 +131,16 @@ echo "c  /dev/nullb0  /dev/nullb4  writeback" > /tmp/ssctab.c
 says "a cache formatted for another origin: refused" 'formatted for an origin of 16384 blocks, and /dev/nullb4 has 32768: it belongs to another volume' \
 	hcctl assemble --file /tmp/ssctab.c
 check_fails "... c not created" dmsetup info c
+# an ssc cache whose metadata a bcache superblock now covers (a device reused):
+# its ssc superblock still checks, but it is no ssc cache any more
+check "a cache formatted on nullb6" sh -c \
+	"hcctl create r --cache /dev/nullb6 --origin /dev/nullb3 --format --segment-size 128K >/dev/null && dmsetup remove r"
+check "a bcache superblock made on nullb7" make-bcache -C /dev/nullb7
+dd if=/dev/nullb7 of=/dev/nullb6 bs=4096 skip=1 seek=1 count=1 conv=notrunc oflag=direct 2>/dev/null
+echo "r  /dev/nullb6  /dev/nullb3  writeback" > /tmp/ssctab.r
+says "another signature over an ssc cache's metadata: refused" 'holds a bcache signature over an ssc superblock.s metadata' \
+	hcctl assemble --file /tmp/ssctab.r
+check_fails "... nothing created" dmsetup info r
 echo "n  /dev/nullb5  /dev/nullb3  writeback" > /tmp/ssctab.n
 says "a blank cache without format=blank: refused" 'is blank: add format=blank' \
 	hcctl assemble --file /tmp/ssctab.n
