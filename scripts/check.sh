@@ -28,8 +28,9 @@
 #             hcctl package: the boot unit, the udev rule on a hot-plugged disk, a
 #             kill mid-write and the recovery (scripts/boot-test.sh --systemd)
 # The host stages run first, one after the other; then the VM stages run in two lanes
-# side by side: vm-debug in one, vm-6.12, vm-6.1, bench, boot and harness in the
-# other (with --full, bench and boot-systemd go to the first);
+# side by side: vm-debug, boot and harness in one, deb (on the host), vm-6.12,
+# vm-6.1 and bench in the other (with --full, bench and boot-systemd go to the
+# first);
 # CHECK_JOBS=1 runs them one after the other.
 # CHECK_STAGES="lint kunit" limits the run.
 #
@@ -177,11 +178,11 @@ one_stage() {
 lane_a=() lane_b=()
 for stage in $STAGES; do
 	case $stage in
-	deps|lint|kunit|user|deb) one_stage "$stage" ;;
-	# balanced by the measured times (testing.rst): vm-debug is the longest stage
-	vm-debug) lane_a+=("$stage") ;;
-	# at full depth lane b is the longer one (testing.rst)
-	boot-systemd) lane_a+=("$stage") ;;
+	deps|lint|kunit|user) one_stage "$stage" ;;
+	# balanced by the measured times (testing.rst): vm-debug is the longest stage.
+	# deb (a host stage) starts lane b, side by side with vm-debug: boot, which
+	# loads the module deb's DKMS built, comes after vm-debug in lane a.
+	vm-debug|boot|harness|boot-systemd) lane_a+=("$stage") ;;
 	# at full depth 6.1 runs every suite and every crash point: bench changes lanes
 	bench) if [ "$full" = 1 ]; then lane_a+=("$stage"); else lane_b+=("$stage"); fi ;;
 	*) lane_b+=("$stage") ;;
@@ -209,7 +210,10 @@ if [ "$JOBS" -ge 2 ] && [ ${#lane_a[@]} -gt 0 ] && [ ${#lane_b[@]} -gt 0 ]; then
 	wait "$pid_a" "$pid_b"
 	trap - INT TERM
 else
-	for stage in ${lane_a[@]+"${lane_a[@]}"} ${lane_b[@]+"${lane_b[@]}"}; do one_stage "$stage"; done
+	# one after the other in the listed order (deb before boot, which loads its module)
+	for stage in $STAGES; do
+		case $stage in deps|lint|kunit|user) ;; *) one_stage "$stage" ;; esac
+	done
 fi
 
 # a stage that never reported (its lane died) is a failure, not a silence

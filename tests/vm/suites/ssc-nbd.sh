@@ -19,7 +19,7 @@
 #   4. the network partitioned (the veth link down), the volume in writethrough: an
 #      uncached read fails within the NBD timeout, then writes fail too, cached
 #      blocks still read; healed, the same recovery.
-# make check: the writeback sweep at CK_POINTS (4) points drawn by SSC_SEED;
+# make check: the writeback sweep at CK_POINTS (2) points drawn by SSC_SEED;
 # make check-full (SSC_FULL=1): writeback and writethrough, every 8th point.
 
 # shellcheck disable=SC2034 # TOT, PICK, WHICH, U, L, R: crash_sweep (lib.sh) reads them
@@ -48,7 +48,7 @@ O=32768		# origin region (the first 16 MiB of the NBD export), sectors
 NBLK=$((O / 8))
 TOT=$((C + O))
 NOPS=120
-POINTS=${CK_POINTS:-4}
+POINTS=${CK_POINTS:-2}
 SEED=${SSC_SEED:-1}
 MODES=writeback
 if is_full; then
