@@ -556,18 +556,20 @@ struct sb_info {
 };
 
 /*
- * libblkid's look for a signature in the first @size bytes of @fd (0: all of
- * it): 1 nothing found, 0 one (named in @what), -2 several, -1 an error.
+ * libblkid's look for a signature in the first @size bytes of @path (0: all
+ * of it): 1 nothing found, 0 one (named in @what), -2 several, -1 an error.
+ * Its own descriptor: libblkid's reads are not aligned for O_DIRECT.
  */
-static int probe_sig(int fd, uint64_t size, char *what, size_t n)
+static int probe_sig(const char *path, uint64_t size, char *what, size_t n)
 {
 	blkid_probe pr = blkid_new_probe();
 	const char *type;
-	int rc = -1;
+	int rc = -1, fd;
 
 	if (!pr)
 		return -1;
-	if (!blkid_probe_set_device(pr, fd, 0, (blkid_loff_t)size)) {
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && !blkid_probe_set_device(pr, fd, 0, (blkid_loff_t)size)) {
 		blkid_probe_enable_superblocks(pr, 1);
 		blkid_probe_enable_partitions(pr, 1);
 		rc = blkid_do_safeprobe(pr);
@@ -576,6 +578,8 @@ static int probe_sig(int fd, uint64_t size, char *what, size_t n)
 			snprintf(what, n, "a %s signature", type);
 	}
 	blkid_free_probe(pr);
+	if (fd >= 0)
+		close(fd);
 	return rc;
 }
 
@@ -636,7 +640,7 @@ static enum head read_head(const char *path, struct sb_info *sb, char *what, siz
 			}
 		}
 	}
-	rc = probe_sig(fd, size, what, n);
+	rc = probe_sig(path, size, what, n);
 	if (rc != 1) {
 		if (h == HEAD_SSC)
 			snprintf(what + strlen(what), n - strlen(what),

@@ -96,7 +96,7 @@ rm -f /run/ssc/a.down
 echo "a  /dev/nullb0  /dev/nullb1  writeback" > /tmp/ssctab.plain
 check_eq "a line without sizes loads a cache formatted with 128 KiB segments" 0 \
 	"$(rc hcctl assemble --file /tmp/ssctab.plain)"
-check_eq "... its table has them" "8 9 writeback segment_size 256" "$(dmsetup table a | cut -d' ' -f6-10)"
+check_eq "... its table has them" "8 11 writeback segment_size 256" "$(dmsetup table a | cut -d' ' -f6-10)"
 hcctl disassemble --file /tmp/ssctab.plain > /dev/null
 rm -f /run/ssc/a.down
 echo "a  /dev/nullb0  /dev/nullb1  writeback  segment-size=1M" > /tmp/ssctab.plain
@@ -135,7 +135,7 @@ check_fails "... c not created" dmsetup info c
 # its ssc superblock still checks, but it is no ssc cache any more
 check "a cache formatted on nullb6" sh -c \
 	"hcctl create r --cache /dev/nullb6 --origin /dev/nullb3 --format --segment-size 128K >/dev/null && dmsetup remove r"
-check "a bcache superblock made on nullb7" make-bcache -C /dev/nullb7
+check "a bcache superblock made on nullb7" make-bcache --bucket 64k -C /dev/nullb7
 dd if=/dev/nullb7 of=/dev/nullb6 bs=4096 skip=1 seek=1 count=1 conv=notrunc oflag=direct 2>/dev/null
 echo "r  /dev/nullb6  /dev/nullb3  writeback" > /tmp/ssctab.r
 says "another signature over an ssc cache's metadata: refused" 'holds a bcache signature over an ssc superblock.s metadata' \
