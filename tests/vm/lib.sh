@@ -346,3 +346,28 @@ nbd_net_teardown() {
 	rmmod nbd 2>/dev/null
 	return 0
 }
+
+# crash_until_killed DEV ACKDEV: the first boot of scripts/boot-test.sh. crash-io
+# writes to DEV (the suite's NBLK, NOPS, SEED), each write durable before it is
+# acknowledged; after each acknowledgment its number goes to ACKDEV (O_DIRECT:
+# QEMU has written it to the host file once it completes), and at the BOOT_K-th
+# the guest prints the marker the host kills it on (vm.sh --kill-after). Returns
+# only if crash-io ran out of ops first, which is a failure.
+crash_until_killed() {
+	cat > /tmp/ack <<EOF
+#!/bin/sh
+n=\${1#A}
+printf '%-4095s\n' "\$n" | dd of=$2 bs=4096 count=1 oflag=direct 2>/dev/null
+c=\$((\$(cat /tmp/acks 2>/dev/null || echo 0) + 1))
+echo \$c > /tmp/acks
+[ \$c -eq ${BOOT_K:-200} ] && echo "@@KILL_ME after \$n ops"
+exit 0
+EOF
+	chmod +x /tmp/ack
+	diag "crash-io run: the host kills the VM ${BOOT_K:-200} acknowledged writes in"
+	crash-io run "$1" "$NBLK" "$NOPS" "$SEED" "/tmp/ack A" "hcctl checkpoint ${1##*/}"
+	not_ok "boot 1: killed before crash-io ran out of ops # crash-io ended: $?"
+}
+
+# ack_read ACKDEV: the number of the last write crash_until_killed saw acknowledged
+ack_read() { dd if="$1" bs=4096 count=1 2>/dev/null | tr -d ' \n\000'; }

@@ -128,24 +128,10 @@ if [ "$BOOT" = 1 ]; then
 	fi
 
 	check_eq "recovered is 0 on a fresh cache" 0 "$(ssc_stat data recovered)"
-	# each acknowledged write: its number to the ack disk (O_DIRECT), then, at
-	# the BOOT_K-th, the marker the host kills the VM on
-	cat > /tmp/ack <<EOF
-#!/bin/sh
-n=\${1#A}
-printf '%-4095s\n' "\$n" | dd of=$ACK bs=4096 count=1 oflag=direct 2>/dev/null
-c=\$((\$(cat /tmp/acks 2>/dev/null || echo 0) + 1))
-echo \$c > /tmp/acks
-[ \$c -eq ${BOOT_K:-200} ] && echo "@@KILL_ME after \$n ops"
-exit 0
-EOF
-	chmod +x /tmp/ack
-	diag "crash-io run: the host kills the VM ${BOOT_K:-200} acknowledged writes in"
-	crash-io run /dev/mapper/data $NBLK $NOPS "$SEED" "/tmp/ack A" "hcctl checkpoint data"
-	not_ok "boot 1: killed before crash-io ran out of ops # crash-io ended: $?"
+	crash_until_killed /dev/mapper/data "$ACK"
 else
 	check_eq "late is assembled by the unit at boot too" writethrough "$(ssc_stat late mode)"
-	acked=$(dd if=$ACK bs=4096 count=1 2>/dev/null | tr -d ' \n\000')
+	acked=$(ack_read "$ACK")
 	diag "boot 2: the last acknowledged op of boot 1 was ${acked:-none}"
 	check "boot 1 acknowledged writes before the kill" test "${acked:-0}" -gt 0
 	check_eq "recovery ran (unclean shutdown)" 1 "$(ssc_stat data recovered)"
