@@ -251,22 +251,32 @@ static bool spec_ok(const char *spec)
 	return false;
 }
 
-/* Read and check the whole file; the lines that cannot be used are counted and said. */
-static int tab_read(struct tab *t, const char *path)
+/*
+ * Read and check the whole file into a new table (*@tp, for tab_free); the
+ * lines that cannot be used are counted and said.
+ */
+static int tab_read(struct tab **tp, const char *path)
 {
 	char *line = NULL, *f[6], *save;
 	size_t cap = 0;
 	unsigned int ln = 0;
+	struct tab *t;
 	int nf, i;
 	FILE *fp;
 
-	memset(t, 0, sizeof(*t));
-	t->path = path;
 	fp = fopen(path, "r");
 	if (!fp) {
 		err("%s: %s", path, strerror(errno));
 		return errno == ENOENT ? EX_NOVOL : EX_FAIL;
 	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		err("out of memory");
+		fclose(fp);
+		return EX_FAIL;
+	}
+	t->path = path;
+	*tp = t;
 	while (getline(&line, &cap, fp) > 0) {
 		struct tab_ent *e;
 
@@ -364,6 +374,7 @@ static void tab_free(struct tab *t)
 		free(e->cache_path);
 		free(e->origin_path);
 	}
+	free(t);
 }
 
 /*
@@ -936,16 +947,9 @@ int cmd_assemble(int argc, char **argv)
 	/* no file: nothing to assemble, unless a volume was asked for by name */
 	if (!name && !check && access(path, F_OK) && errno == ENOENT)
 		return listed ? EX_FAIL : EX_OK;
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		err("assemble: out of memory");
-		return EX_FAIL;
-	}
-	ret = tab_read(t, path);
-	if (ret) {
-		free(t);
+	ret = tab_read(&t, path);
+	if (ret)
 		return ret;
-	}
 	if (!listed && !check)
 		lock = take_lock();
 	tab_resolve(t);
@@ -1007,7 +1011,6 @@ int cmd_assemble(int argc, char **argv)
 	if (lock >= 0)
 		close(lock);
 	tab_free(t);
-	free(t);
 	return ret;
 }
 
@@ -1047,16 +1050,9 @@ int cmd_disassemble(int argc, char **argv)
 		name = argv[optind];
 	if (!name && access(path, F_OK) && errno == ENOENT)
 		return EX_OK;
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		err("disassemble: out of memory");
-		return EX_FAIL;
-	}
-	ret = tab_read(t, path);
-	if (ret) {
-		free(t);
+	ret = tab_read(&t, path);
+	if (ret)
 		return ret;
-	}
 	ret = t->errors && !name ? EX_FAIL : EX_OK;
 	lock = take_lock();
 	tab_resolve(t);
@@ -1103,6 +1099,5 @@ int cmd_disassemble(int argc, char **argv)
 	if (lock >= 0)
 		close(lock);
 	tab_free(t);
-	free(t);
 	return ret;
 }
