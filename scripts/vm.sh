@@ -168,6 +168,8 @@ emit() { # emit ok|not_ok description
 	# The host's own look at the console: independent of anything the guest said.
 	if grep -qaEf "$SSC_TOP/tests/vm/splat.re" "$console"; then
 		emit not_ok "$name: console free of kernel splats"
+		# where, first: a summary shows the first few lines only
+		grep -aE -m 2 ' (RIP:|Comm:) ' "$console" | sed 's/^/# /'
 		grep -aEf "$SSC_TOP/tests/vm/splat.re" -m 5 -A 15 "$console" | sed 's/^/# /'
 	else
 		emit ok "$name: console free of kernel splats"
@@ -183,6 +185,7 @@ emit() { # emit ok|not_ok description
 		emit ok "$name: VM ran every suite to the end"
 	else
 		emit not_ok "$name: VM ran every suite to the end # no end marker: crash, panic or timeout (qemu exit $qrc after ${elapsed}s)"
+		echo "# the guest's last words: $(tr -d '\r' < "$raw" 2>/dev/null | grep -E '^(not )?ok ' | tail -n 1)"
 		tail -n 40 "$console" | sed 's/^/# /'
 	fi
 	echo "1..$n"
