@@ -17,6 +17,12 @@ PKGS=(
 	linux-perf
 	# user tools
 	libdevmapper-dev libnl-3-dev libnl-genl-3-dev libjson-c-dev pkg-config
+	# SSDAlloc (user/ssdalloc): its I/O goes through io_uring (liburing 2.3); its
+	# ASan + UBSan build needs gcc's sanitizer runtimes (libasan8, libubsan1)
+	liburing-dev libasan8 libubsan1
+	# memcached on SSDAlloc (make check-full, make bench-ssdalloc): Debian's source is
+	# built with libevent; memcaslap and memccapable drive and check it
+	libevent-dev libmemcached-tools
 	# kernels: Debian 12's 6.12 LTS (bookworm-security) and 6.1, headers + source
 	linux-headers-6.12-amd64 linux-headers-amd64 linux-source-6.12
 	# kernel build (modules, debug kernel, UML KUnit) and lint

@@ -1,12 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Host-side tests of the user tools: hcctl builds warning-free, and the trace
-# tools' unit tests (tests/user/test_*.py). Prints "ok"/"not ok" lines and
-# "user: N passed, N failed".
+# Host-side tests of the user tools: hcctl builds warning-free, the trace tools'
+# unit tests (tests/user/test_*.py) and SSDAlloc's (scripts/ssdalloc-tests.sh, whose
+# lines count here). Prints "ok"/"not ok" lines and "user: N passed, N failed".
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 p=0 f=0
+# SSDAlloc's tests take the longest: they run beside the ones below (two jobs of their
+# own; the rest here is light), and their lines are counted at the end
+sd_log=$(mktemp)
+"$SSC_TOP/scripts/ssdalloc-tests.sh" > "$sd_log" 2>&1 &
+sd_pid=$!
 # t WHAT CMD...: one check
 t() {
 	local what=$1 out
@@ -254,6 +259,25 @@ done <<<"$out"
 if ! grep -q '^OK$' <<<"$out"; then
 	sed 's/^/# /' <<<"$out" | tail -n 40
 	[ "$f" -gt 0 ] || { echo "not ok - user: unittest did not report OK"; f=$((f + 1)); }
+fi
+# SSDAlloc (started at the top): each of its ok / not ok lines counts in this stage,
+# and a script that died without saying "not ok" counts as one failure
+wait "$sd_pid"
+sd_rc=$?
+sd_out=$(cat "$sd_log")
+rm -f "$sd_log"
+sd_f=0
+while IFS= read -r line; do
+	case $line in
+	"ok - "*) echo "$line"; p=$((p + 1)) ;;
+	"not ok - "*) echo "$line"; f=$((f + 1)); sd_f=$((sd_f + 1)) ;;
+	"ssdalloc: "*" passed, "*) echo "# $line" ;;	# not the stage's own count line
+	*) echo "$line" ;;
+	esac
+done <<<"$sd_out"
+if [ "$sd_rc" -ne 0 ] && [ "$sd_f" -eq 0 ]; then
+	echo "not ok - user: scripts/ssdalloc-tests.sh exited $sd_rc without a failed test"
+	f=$((f + 1))
 fi
 echo "user: $p passed, $f failed"
 [ "$f" -eq 0 ]
