@@ -4,7 +4,9 @@
 #   deps      install what is missing (Debian packages)
 #   lint      checkpatch --strict, sparse, W=1 on both kernels (scripts/lint.sh)
 #   kunit     KUnit on UML: pure logic such as the sparse hash map (scripts/kunit.sh)
-#   user      host tests of the user tools: hcctl builds, trace tools (scripts/user-tests.sh)
+#   user      host tests of the user tools: hcctl builds, trace tools, SSDAlloc's library
+#             and tests, plain and under ASan + UBSan (scripts/user-tests.sh,
+#             scripts/ssdalloc-tests.sh)
 #   deb       make deb's packages on this host: built, lintian clean, installed (DKMS
 #             builds the modules for 6.12, and for 6.1 at a simulated kernel upgrade),
 #             purged without a trace (scripts/deb-test.sh)
@@ -28,7 +30,7 @@
 #             hcctl package: the boot unit, the udev rule on a hot-plugged disk, a
 #             kill mid-write and the recovery (scripts/boot-test.sh --systemd)
 # The host stages run first, one after the other; then the VM stages run in two lanes
-# side by side: vm-debug, boot and harness in one, deb (on the host), vm-6.12,
+# side by side: deb (on the host), vm-debug, boot and harness in one, vm-6.12,
 # vm-6.1 and bench in the other (with --full, bench and boot-systemd go to the
 # first);
 # CHECK_JOBS=1 runs them one after the other.
@@ -55,8 +57,8 @@ case ${1:-} in
 esac
 STAGES=${CHECK_STAGES:-"deps lint kunit user deb vm-6.12 vm-6.1 vm-debug bench boot harness$([ "$full" = 1 ] && echo " boot-systemd")"}
 JOBS=${CHECK_JOBS:-2}
-VM_SUITES=ssc-table,ssc-io,ssc-persist,ssc-errors,ssc-crash,ssc-torture,ssc-gc,hcctl,monitor,replay,hashcache
-SMOKE_6_1=ssc-table,ssc-io,hashcache
+VM_SUITES=ssc-table,ssc-io,ssc-persist,ssc-errors,ssc-crash,ssc-torture,ssc-gc,hcctl,monitor,replay,hashcache,ssdalloc
+SMOKE_6_1=ssc-table,ssc-io,hashcache,ssdalloc
 # the origin across the network: on 6.12, and on 6.1 with --full; not on the debug
 # kernel (no time to spare in its lane, and its config has no INET, NET_NS, VETH, NBD)
 # on 6.12 only (and 6.1 with --full): the debug kernel has no networking for the NBD
@@ -153,7 +155,10 @@ vm_stage() { # vm_stage STAGE: the VM suites of one kernel
 	vm-6.12) suites="$suites,$EXTRA_6_12"; [ "$full" = 1 ] && tmo=2400 ;;
 	# KASAN + lockdep under TCG is ~4x slower; only this kernel has KUnit and the swap
 	# policy hooks flashvm.ko needs
-	vm-debug) suites="kunit,$VM_SUITES,flashvm" tmo=2400; [ "$full" = 1 ] && tmo=4800 ;;
+	# ssdalloc is a user-space library: the host runs it under ASan + UBSan, and its
+	# kernel side (userfaultfd, O_DIRECT, io_uring) is Debian's 6.12 and 6.1; it is
+	# left out of this lane, which has no time to spare
+	vm-debug) suites="kunit,${VM_SUITES//,ssdalloc/},flashvm" tmo=2400; [ "$full" = 1 ] && tmo=4800 ;;
 	esac
 	run_stage "$1" "$SSC_TOP/scripts/vm.sh" --kernel "$k" --timeout "$tmo" --suites "$suites" ${env[@]+"${env[@]}"}
 }
@@ -180,9 +185,9 @@ for stage in $STAGES; do
 	case $stage in
 	deps|lint|kunit|user) one_stage "$stage" ;;
 	# balanced by the measured times (testing.rst): vm-debug is the longest stage.
-	# deb (a host stage) starts lane b, side by side with vm-debug: boot, which
-	# loads the module deb's DKMS built, comes after vm-debug in lane a.
-	vm-debug|boot|harness|boot-systemd) lane_a+=("$stage") ;;
+	# deb (a host stage) starts lane a, before vm-debug: boot, which loads the
+	# module deb's DKMS built, comes after vm-debug in the same lane.
+	deb|vm-debug|boot|harness|boot-systemd) lane_a+=("$stage") ;;
 	# at full depth 6.1 runs every suite and every crash point: bench changes lanes
 	bench) if [ "$full" = 1 ]; then lane_a+=("$stage"); else lane_b+=("$stage"); fi ;;
 	*) lane_b+=("$stage") ;;
@@ -273,16 +278,21 @@ wall=$((SECONDS - t_start))
 cat "$logs/times.md"
 # the failures again at the end, where a reader of only the tail of the output looks
 # (a stage's own checks, and what run_stage says of a stage that died)
+# Each with the first lines of its diagnosis (a splat's first lines, the end of the
+# console of a VM that died): often all a reader of a CI summary gets to see.
 fails=$(for stage in $STAGES; do
 	for f in "$logs/$stage.log" "$logs/$stage.sum"; do
-		[ -e "$f" ] && grep -E '^not ok' "$f" | sed "s/^/[$stage] /"
+		[ -e "$f" ] && awk -v st="[$stage] " '
+			/^not ok/ { print st $0; n = 10; next }
+			n > 0 && /^# / { print st "  " $0; n--; next }
+			{ n = 0 }' "$f"
 	done
 done)
 if [ -n "$fails" ]; then
-	nf=$(grep -c . <<<"$fails")
+	nf=$(grep -c '^\[[^]]*\] not ok' <<<"$fails")
 	echo
-	echo "failed checks: $nf$([ "$nf" -gt 20 ] && echo ", the first 20"); the whole logs are in $logs:"
-	head -n 20 <<<"$fails"
+	echo "failed checks: $nf (with the start of each diagnosis; at most 80 lines); the whole logs are in $logs:"
+	head -n 80 <<<"$fails"
 fi
 echo "check time: $wall s of a 2,400 s budget"
 echo "check: seed $SSC_SEED"

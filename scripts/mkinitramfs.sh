@@ -4,7 +4,8 @@
 # Usage: mkinitramfs.sh OUT KVER MODROOT KO...
 #   MODROOT  root holding lib/modules/KVER of the guest kernel (in-tree modules)
 #   KO       our out-of-tree modules, installed under lib/modules/KVER/extra
-# Contents: busybox, dmsetup, hcctl, jq, fio (static), tests/tools (static), blktrace, stress-ng, nbdkit (file plugin, delay filter), nbd-client, iproute2 ip, a few util-linux/coreutils
+# Contents: busybox, dmsetup, hcctl, SSDAlloc (libssdalloc.so in /usr/local/lib, its tests
+# and applications in /ssc/ssdalloc/bin), jq, fio (static), tests/tools (static), blktrace, stress-ng, nbdkit (file plugin, delay filter), nbd-client, iproute2 ip, a few util-linux/coreutils
 # tools, what SSC_VM_BINS names (host programs, with their libraries), the kernel's dm/null_blk/loop/virtio/ext4 modules, tests/vm as /ssc,
 # synthetic traces in /ssc/traces and, for make bench-traces, the ones SSC_VM_TRACES holds.
 set -euo pipefail
@@ -54,6 +55,30 @@ done
 # the operator tool, dynamically linked (libdevmapper, json-c come along)
 make -s -C "$SSC_TOP/user" hcctl >&2 || die "cannot build user/hcctl"
 add_bin "$SSC_TOP/user/hcctl"
+# SSDAlloc (user/ssdalloc): the shared library in /usr/local/lib, its tests (tests/user/
+# ssdalloc, linked with the static library) and its applications in /ssc/ssdalloc/bin,
+# built here when missing or stale (make decides; the user stage of make check built them
+# into the same place). A build failure is a note (the programs of an earlier build, if
+# any, go in), not a failure of every VM run: the ssdalloc suite fails on their absence.
+sd="$SSC_OUT/ssdalloc/plain"
+sdlog="$SSC_OUT/ssdalloc-vm-build.log"
+: > "$sdlog"
+make -s -C "$SSC_TOP/user/ssdalloc" O="$sd/lib" all >>"$sdlog" 2>&1 &&
+	make -s -C "$SSC_TOP/tests/user/ssdalloc" O="$sd" all >>"$sdlog" 2>&1 ||
+	log "note: SSDAlloc or its tests did not build (see $sdlog): the guest gets an older build, if any"
+if [ -e "$SSC_TOP/user/ssdalloc/apps/Makefile" ] && [ -e "$sd/lib/libssdalloc.a" ]; then
+	make -s -C "$SSC_TOP/user/ssdalloc/apps" O="$sd/apps" LIB="$sd/lib/libssdalloc.a" >>"$sdlog" 2>&1 ||
+		log "note: SSDAlloc's applications did not build (see $sdlog): the guest gets an older build, if any"
+fi
+mkdir -p "$st/usr/local/lib" "$st/ssc/ssdalloc/bin"
+for so in "$sd"/lib/libssdalloc.so*; do
+	[ -e "$so" ] && cp -a "$so" "$st/usr/local/lib/"
+done
+# every program built there (ELF executables: not the scripts, objects or lists)
+for b in "$sd"/test-* "$sd"/apps/*; do
+	[ -f "$b" ] && [ -x "$b" ] && [ "$(head -c 4 "$b" | od -An -tx1 | tr -d ' ')" = 7f454c46 ] &&
+		add_bin "$b" "/ssc/ssdalloc/bin/$(basename "$b")"
+done
 # our own test tools (tests/tools/*.c), static
 mkdir -p "$SSC_OUT/tools"
 for src in "$SSC_TOP"/tests/tools/*.c; do
