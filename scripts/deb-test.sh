@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The deb stage of make check: the Debian packages, on this host, as an admin uses them.
-#   - make deb (scripts/deb.sh) builds ssc-dkms and hcctl; lintian is clean
+#   - make deb (scripts/deb.sh) builds ssc-dkms, hcctl, libssdalloc0 and
+#     libssdalloc-dev; lintian is clean
 #   - dpkg -i of both: DKMS builds and installs the modules for Debian's 6.12 kernel
 #     (no flashvm: no hooks there); hcctl, its manual pages, completion and the
 #     boot-time assembly files are in place, /etc/ssctab a conffile
@@ -9,7 +10,8 @@
 #     builds and installs them for Debian's 6.1 kernel too
 #   - the 6.12 modules DKMS built are copied to out/deb/dkms-ko/6.12/ (uncompressed),
 #     with dm-ssc's srcversion and build ID beside them, for a VM to load exactly those
-#   - dpkg --purge of both leaves nothing: no file the packages listed, no DKMS tree,
+#   - a program builds against libssdalloc-dev (pkg-config) and runs on libssdalloc0
+#   - dpkg --purge of all leaves nothing: no file the packages listed, no DKMS tree,
 #     source or module, no enablement link, no conffile
 # The host is left as it was found, whatever fails: a trap purges the packages (and
 # removes the DKMS signing key DKMS made, if there was none before).
@@ -30,7 +32,7 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 deb=$SSC_OUT/deb
-pkgs=(ssc-dkms hcctl)
+pkgs=(ssc-dkms hcctl libssdalloc0 libssdalloc-dev)
 p=0 f=0
 
 ok() { echo "ok - deb: $1"; p=$((p + 1)); }
@@ -82,12 +84,14 @@ fi
 # --- build ------------------------------------------------------------------------
 out=$("$SSC_TOP/scripts/deb.sh" 2>&1) && rc=0 || rc=$?
 ver=$(dpkg-parsechangelog -l "$SSC_TOP/scripts/deb/debian/changelog" -S Version)
-debs=("$deb/ssc-dkms_${ver}_all.deb" "$deb/hcctl_${ver}_$(dpkg --print-architecture).deb")
+arch=$(dpkg --print-architecture)
+debs=("$deb/ssc-dkms_${ver}_all.deb" "$deb/hcctl_${ver}_$arch.deb"
+	"$deb/libssdalloc0_${ver}_$arch.deb" "$deb/libssdalloc-dev_${ver}_$arch.deb")
 # deb.sh exits 3 when only lintian complained: the packages are this build's
-if { [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]; } && [ -f "${debs[0]}" ] && [ -f "${debs[1]}" ]; then
-	ok "make deb builds ssc-dkms and hcctl $ver"
+if { [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]; } && ls "${debs[@]}" >/dev/null 2>&1; then
+	ok "make deb builds ssc-dkms, hcctl, libssdalloc0 and libssdalloc-dev $ver"
 else
-	nok "make deb builds ssc-dkms and hcctl $ver" "$out"
+	nok "make deb builds ssc-dkms, hcctl, libssdalloc0 and libssdalloc-dev $ver" "$out"
 	finish
 fi
 if [ -f "$deb/lintian.txt" ] && ! grep -qE '^[EW]: ' "$deb/lintian.txt" && [ "$rc" -eq 0 ]; then
@@ -139,9 +143,9 @@ if unshare --mount --propagation private bash -c '
 		[ "${d##*/}" = "$keep" ] || mount --bind "$hidden" "$d"
 	done
 	dpkg -i "$@"' _ "$hidden" "$k612" "${debs[@]}" >"$deb/install.log" 2>&1; then
-	ok "dpkg -i ssc-dkms and hcctl"
+	ok "dpkg -i ssc-dkms, hcctl, libssdalloc0, libssdalloc-dev"
 else
-	nok "dpkg -i ssc-dkms and hcctl" "$(cat "$deb/install.log")"
+	nok "dpkg -i ssc-dkms, hcctl, libssdalloc0, libssdalloc-dev" "$(cat "$deb/install.log")"
 fi
 
 # dkms_installed KVER: dkms status says ssc is built and installed for KVER
@@ -283,6 +287,49 @@ copy_ko() {
 t "DKMS's $k612 modules copied to out/deb/dkms-ko/6.12/ (srcversion $(modinfo -k "$k612" -F srcversion dm-ssc 2>/dev/null))" \
 	copy_ko "$k612" "$deb/dkms-ko/6.12"
 
+# --- libssdalloc ------------------------------------------------------------------------
+# a user's program: built with what pkg-config says, run on the installed shared
+# library, over a store in a file
+ssdalloc_app() {
+	local d rc out
+	d=$(mktemp -d)
+	cat > "$d/app.c" <<'APPEND'
+#include <ssdalloc.h>
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv)
+{
+	struct ssd_config c = { .device = argv[1], .device_bytes = 16 << 20,
+				.ram_bytes = 4 << 20, .flags = SSD_QUIET };
+	char *p;
+
+	if (argc < 2 || ssd_init(&c)) {
+		fprintf(stderr, "ssd_init: %s\n", ssd_strerror());
+		return 1;
+	}
+	p = ssd_oalloc(1, 100);
+	if (!p)
+		return 1;
+	strcpy(p, "written through libssdalloc");
+	puts(p);
+	ssd_free(p);
+	ssd_shutdown();
+	return 0;
+}
+APPEND
+	# (/lib is /usr/lib on a merged-/usr system: ldd may name either)
+	gcc -o "$d/app" "$d/app.c" $(pkg-config --cflags --libs ssdalloc) &&
+		{ ldd "$d/app" | grep -E "libssdalloc.so.0 => (/usr)?/lib/" || { ldd "$d/app"; false; }; } &&
+		out=$("$d/app" "$d/store") && echo "$out" && [ "$out" = "written through libssdalloc" ]
+	rc=$?
+	rm -rf "$d"
+	return $rc
+}
+t "libssdalloc-dev: a program builds with pkg-config and runs on libssdalloc0" ssdalloc_app
+t "libssdalloc-dev: a manual page for every call (ssd_oalloc(3), readChunk(3), ...)" bash -c \
+	'for m in ssdalloc ssd_oalloc ssd_malloc ssd_free ssd_checkpoint ssd_restore ssd_stats readChunk writeChunk; do
+		[ -e /usr/share/man/man3/$m.3.gz ] || { echo "no $m(3)"; exit 1; }; done'
+
 # --- remove, then purge ----------------------------------------------------------------
 dpkg -L "${pkgs[@]}" >"$deb/files.list" 2>/dev/null || true
 # dpkg -r: the modules and everything but the configuration go (Debian keeps a
@@ -293,13 +340,14 @@ removed() {
 	dpkg-query -W -f='${db:Status-Abbrev}' hcctl | grep -q '^rc' || { echo "hcctl not in state rc"; return 1; }
 	! dkms status -m ssc | grep . &&
 		! find /lib/modules/*/updates \( -name "dm-ssc.ko*" -o -name "hashcache.ko*" \) 2>/dev/null | grep . &&
-		[ ! -e /usr/sbin/hcctl ] && [ -e /etc/ssctab ] && [ ! -e /usr/src/ssc-"$ver" ]
+		[ ! -e /usr/sbin/hcctl ] && [ -e /etc/ssctab ] && [ ! -e /usr/src/ssc-"$ver" ] &&
+		! ls /usr/lib/*/libssdalloc* /usr/include/ssdalloc.h 2>/dev/null
 }
-t "dpkg -r: modules, sources and hcctl gone, only /etc/ssctab (a conffile) kept" removed
+t "dpkg -r: modules, sources, hcctl and libssdalloc gone, only /etc/ssctab (a conffile) kept" removed
 if dpkg --purge "${pkgs[@]}" >"$deb/purge.log" 2>&1; then
-	ok "dpkg --purge ssc-dkms hcctl"
+	ok "dpkg --purge ${pkgs[*]}"
 else
-	nok "dpkg --purge ssc-dkms hcctl" "$(cat "$deb/purge.log")"
+	nok "dpkg --purge ${pkgs[*]}" "$(cat "$deb/purge.log")"
 fi
 # every file the packages listed is gone; a directory may stay if a package still
 # has it (/usr/share/man/man8, /lib/systemd/system, ...), and so may /lib, /sbin
