@@ -127,6 +127,7 @@
 #define SSD_GC_RESERVE	1u				/* free blocks only the cleaner uses */
 #define RING_DEPTH	16u
 #define IO_CHUNK	(1u << 20)
+#define GC_KEYS		(2 * (STREAM / OHDR) + 2 * SPB)	/* gc_clean's key set: never full */
 
 /* B_HELD: cleaned while pinned; free once a slot not naming it is durable */
 enum { B_FREE, B_ACTIVE, B_USED, B_BAD, B_HELD };
@@ -265,6 +266,7 @@ struct ssd_store {
 	struct live_obj *gc_lo;		/* the cleaner's scratch: one block's live objects */
 	uint64_t *gc_order;		/* pinned blocks by live bytes */
 	uint32_t *gc_sizes;
+	uint64_t *gc_keys;		/* gc_clean: keys with a header in the block being filled */
 	uint8_t *gc_tmp;
 	int io_err;			/* a failed block write: sticky */
 	uint32_t io_err_blk;
@@ -683,6 +685,36 @@ static int block_open(struct ssd_store *s)
  * after a crash: the block being filled at a checkpoint goes on being filled,
  * so the checkpointed version and a later one could otherwise share a sector.)
  */
+/*
+ * Does a header of <otid, oto> start in the current buffer's sector sec, before
+ * the write position? Not only the versions the two views name: a discarded
+ * one (ssd_obj_discard, a size-0 write, a destroyed table whose otid came back)
+ * is garbage to the views but would be found first by a reader walking the
+ * sector's headers, and handed out as the new version's bytes.
+ */
+static bool sector_holds(const struct ssd_store *s, uint32_t sec, uint32_t otid, uint32_t oto)
+{
+	const uint8_t *buf = s->wb[s->cur].buf;
+	uint32_t p, end = (sec + 1) * SDATA;
+	struct { uint32_t otid, oto, size, crc; } h;
+	uint16_t first;
+
+	if (sec >= SPB)		/* the block is full: the object goes to a new one */
+		return false;
+	first = get16(buf + sec * SSD_SECTOR);
+	if (first == NO_HDR || first < 2 || first >= SSD_SECTOR)
+		return false;
+	for (p = sec * SDATA + first - 2; p < end && p + OHDR <= s->wpos;
+	     p += OHDR + le32toh(h.size)) {
+		stream_get(buf, p, &h, OHDR);
+		if (le32toh(h.otid) == otid && le32toh(h.oto) == oto)
+			return true;
+		if (le32toh(h.size) > OBJ_MAX)	/* our own buffer: cannot happen */
+			return true;
+	}
+	return false;
+}
+
 static int append(struct ssd_store *s, uint32_t otid, uint32_t oto, uint32_t size,
 		  const void *data, uint32_t crc, uint32_t old, uint32_t old2, uint32_t *gsec)
 {
@@ -692,7 +724,8 @@ static int append(struct ssd_store *s, uint32_t otid, uint32_t oto, uint32_t siz
 
 	/* old2: the other view's version (current or checkpoint), which must stay findable */
 	if (s->cur >= 0 && ((old && old - 1 == s->wb[s->cur].blk * SPB + s->wpos / SDATA) ||
-			    (old2 && old2 - 1 == s->wb[s->cur].blk * SPB + s->wpos / SDATA)))
+			    (old2 && old2 - 1 == s->wb[s->cur].blk * SPB + s->wpos / SDATA) ||
+			    sector_holds(s, s->wpos / SDATA, otid, oto)))
 		s->wpos = (s->wpos / SDATA + 1) * SDATA;
 	if (s->cur >= 0 && s->wpos + OHDR + size > STREAM && block_close(s) < 0)
 		return -1;
@@ -1006,6 +1039,7 @@ static void store_free(struct ssd_store *s)
 	free(s->rbuf);
 	free(s->gc_lo);
 	free(s->gc_sizes);
+	free(s->gc_keys);
 	free(s->gc_tmp);
 	free(s->gc_order);
 	free(s->live);
@@ -1094,9 +1128,10 @@ int ssd_store_open(struct ssd_store **out, const char *path, uint64_t file_bytes
 	s->fq = calloc(s->nblocks, sizeof(*s->fq));
 	s->gc_lo = calloc(STREAM / OHDR, sizeof(*s->gc_lo));
 	s->gc_sizes = calloc(STREAM / OHDR, sizeof(*s->gc_sizes));
+	s->gc_keys = calloc(GC_KEYS, sizeof(*s->gc_keys));
 	s->gc_tmp = malloc(OBJ_MAX);
 	s->gc_order = calloc(s->nblocks, sizeof(*s->gc_order));
-	if (!s->live || !s->state || !s->pinned || !s->fq || !s->gc_lo || !s->gc_sizes ||
+	if (!s->live || !s->state || !s->pinned || !s->fq || !s->gc_lo || !s->gc_sizes || !s->gc_keys ||
 	    !s->gc_tmp || !s->gc_order ||
 	    posix_memalign((void **)&s->gcbuf, 4096, SSD_LOG_BLOCK) ||
 	    posix_memalign((void **)&s->rbuf, 4096, SSD_LOG_BLOCK)) {
@@ -1462,6 +1497,57 @@ static int gc_scan(struct ssd_store *s, uint32_t b, struct live_obj *lo, unsigne
 }
 
 /*
+ * A set of <otid, oto> keys (open addressing, 0 = empty: keys are stored + 1):
+ * every header in the block being filled, and every object moved so far, to
+ * tell which moves may skip a sector in append() (sector_holds).
+ */
+
+static uint64_t gkey(uint32_t otid, uint32_t oto)
+{
+	return ((uint64_t)otid << 32 | oto) + 1;
+}
+
+/* adds k; true if it was there */
+static bool gkeys_add(uint64_t *set, uint64_t k)
+{
+	uint64_t i = (k * 0x9e3779b97f4a7c15ull) % GC_KEYS;
+
+	while (set[i]) {
+		if (set[i] == k)
+			return true;
+		i = (i + 1) % GC_KEYS;
+	}
+	set[i] = k;
+	return false;
+}
+
+static void gkeys_fill(struct ssd_store *s)
+{
+	struct { uint32_t otid, oto, size, crc; } h;
+	const uint8_t *buf;
+
+	memset(s->gc_keys, 0, GC_KEYS * sizeof(*s->gc_keys));
+	if (s->cur < 0)
+		return;
+	buf = s->wb[s->cur].buf;
+	/* our own buffer: a header chain from 0 to wpos, padding only at sector ends
+	 * that a header skipped (walk each sector from its first header) */
+	for (uint32_t sec = 0; sec * SDATA < s->wpos; sec++) {
+		uint16_t first = get16(buf + sec * SSD_SECTOR);
+
+		if (first == NO_HDR || first < 2 || first >= SSD_SECTOR)
+			continue;
+		for (uint32_t p = sec * SDATA + first - 2; p < (sec + 1) * SDATA &&
+		     p + OHDR <= s->wpos; p += OHDR + le32toh(h.size)) {
+			stream_get(buf, p, &h, OHDR);
+			gkeys_add(s->gc_keys, gkey(le32toh(h.otid), le32toh(h.oto)));
+			if (le32toh(h.size) > OBJ_MAX)
+				break;
+		}
+	}
+}
+
+/*
  * Moves block b's live objects (either view) to the head of the log; 1 if b is
  * free after. A pinned block is held instead (free after the next durable slot).
  */
@@ -1472,12 +1558,18 @@ static int gc_clean(struct ssd_store *s, uint32_t b, uint32_t may_use)
 
 	if (gc_scan(s, b, s->gc_lo, &n, s->gc_sizes) < 0)
 		return -1;
-	/* an object whose other version is in the block being filled may skip a sector */
+	/*
+	 * A move may skip the rest of a sector when a header of its key is in the
+	 * block being filled (either view's version, or a discarded one: append()),
+	 * or was moved just before it (both views' versions in block b).
+	 */
+	gkeys_fill(s);
 	for (unsigned int i = 0; i < n; i++) {
 		struct ot *t = &s->ots[s->gc_lo[i].otid];
 		uint32_t k = s->gc_lo[i].oto;
 
-		if ((t->used && t->e[k] && (t->e[k] - 1) / SPB == cblk) ||
+		if (gkeys_add(s->gc_keys, gkey(s->gc_lo[i].otid, k)) ||
+		    (t->used && t->e[k] && (t->e[k] - 1) / SPB == cblk) ||
 		    (t->ce && t->ce[k] && (t->ce[k] - 1) / SPB == cblk))
 			s->gc_sizes[i] += SDATA - 1;
 	}
@@ -1967,7 +2059,10 @@ static int ck_read(struct ssd_store *s, int slot, struct ck *c, char *why, size_
 			 le32toh(h.log_blocks), le32toh(h.head), le32toh(h.tail), s->nblocks);
 		goto bad;
 	}
-	if (!le64toh(h.gen) || (le64toh(h.gen) & 1) != (uint64_t)slot) {
+	/* (a generation near 2^64 is crafted: ours count up from 1 and never get there,
+	 * and one more would wrap to 0, which no slot may hold) */
+	if (!le64toh(h.gen) || le64toh(h.gen) > (UINT64_C(1) << 62) ||
+	    (le64toh(h.gen) & 1) != (uint64_t)slot) {
 		snprintf(why, whylen, "generation %llu in slot %d",
 			 (unsigned long long)le64toh(h.gen), slot);
 		goto bad;
