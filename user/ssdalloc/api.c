@@ -267,6 +267,10 @@ static int init_locked(const struct ssd_config *cfg, const char *device_override
 		return -1;
 	if (env_true("SSDALLOC_NO_UFFD"))
 		c.flags |= SSD_NO_UFFD;
+	/* a program that initializes lazily formats a blank device this way (never
+	 * on a restore: the device must hold the checkpointed store) */
+	if (!device_override && env_true("SSDALLOC_FORMAT"))
+		c.flags |= SSD_FORMAT;
 	if (!c.ram_bytes)
 		c.ram_bytes = DEF_RAM;
 	if (!c.page_buffer_bytes)

@@ -40,7 +40,7 @@ struct ssd_config {
 /*
  * Optional: without it, the first call initializes from the environment:
  * SSDALLOC_DEVICE, SSDALLOC_SIZE, SSDALLOC_RAM, SSDALLOC_PAGE_BUFFER (sizes
- * take K/M/G suffixes), SSDALLOC_NO_UFFD=1. SSDALLOC_STATS=1 prints the
+ * take K/M/G suffixes), SSDALLOC_NO_UFFD=1, SSDALLOC_FORMAT=1 (as SSD_FORMAT). SSDALLOC_STATS=1 prints the
  * counters on stderr at exit.
  */
 int ssd_init(const struct ssd_config *cfg);
