@@ -5,6 +5,8 @@
 #                      subset on 6.1, small sizes on the debug kernel, each benchmark at a tiny size
 #   make check-full    the release check: every crash point, every suite on 6.1, full sizes on
 #                      the debug kernel (SSC_SEED=N replays a run's samples, for either)
+#   make check-ssdalloc  SSDAlloc's host tests alone (a part of make check's user stage): the
+#                      library, its tests and applications, plain and under ASan + UBSan
 #   make lint          checkpatch --strict and sparse over kernel/
 #   make demo          boot a VM, create an ssc volume with hcctl, replay a trace, show status and events
 #   make bench         dm-ssc against raw flash, dm-cache and dm-writecache in one VM run
@@ -13,6 +15,8 @@
 #                      [ORIGIN=<size>] (Documentation/traces.rst)
 #   make bench-hashcache  every HashCache policy: I/Os per operation, RAM bits, ops/s
 #   make bench-flashvm  stock swap against each flashvm policy on the patched debug kernel
+#   make bench-ssdalloc  SSDAlloc (MP, OPP) against malloc over stock and FlashVM-tuned swap:
+#                      same flash device, same RAM limit (Documentation/ssdalloc.rst)
 #   make bench-locks   lock contentions of read hits, dm-ssc against dm-writecache (debug kernel)
 #   make vm-shell      a shell in the VM with the modules loaded (KFLAVOR=6.12|6.1|debug)
 #   make deps          install what all of the above needs (Debian packages)
@@ -45,7 +49,7 @@ MODCFG	+= CONFIG_FLASHVM=m
 MODDIRS	+= flashvm
 endif
 
-.PHONY: all modules user clean check check-full lint demo vm-shell deps bench bench-traces bench-hashcache bench-flashvm bench-locks install deb
+.PHONY: all modules user clean check check-full check-ssdalloc lint demo vm-shell deps bench bench-traces bench-hashcache bench-flashvm bench-ssdalloc bench-locks install deb
 
 all: modules user
 
@@ -61,9 +65,11 @@ modules:
 
 user:
 	$(MAKE) -C user
+	$(MAKE) -C user/ssdalloc
 
 install:
 	$(MAKE) -C user install
+	$(MAKE) -C user/ssdalloc install
 
 deb:
 	scripts/deb.sh
@@ -71,6 +77,7 @@ deb:
 clean:
 	rm -rf out
 	$(MAKE) -C user clean
+	$(MAKE) -C user/ssdalloc clean
 
 deps:
 	scripts/deps.sh
@@ -80,6 +87,9 @@ check:
 
 check-full:
 	scripts/check.sh --full
+
+check-ssdalloc:
+	scripts/ssdalloc-tests.sh
 
 lint:
 	scripts/lint.sh
@@ -104,6 +114,9 @@ bench-hashcache:
 
 bench-flashvm:
 	scripts/bench-flashvm.sh
+
+bench-ssdalloc:
+	scripts/bench-ssdalloc.sh
 
 bench-locks:
 	scripts/bench-locks.sh

@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The bench stage of make check: each benchmark script (make bench, bench-traces,
-# bench-hashcache, bench-flashvm) run as a user runs it, at a tiny size, so that none
-# rots unseen. Asserts that its table is produced and sane: every row there, the
-# counts that cannot be zero not zero. Never a timing: the sizes are far too small
-# for the figures to mean anything. Runs in out/smoke (SSC_OUT), so a real
-# benchmark's results in out/ stay as they were.
+# bench-hashcache, bench-flashvm, bench-ssdalloc, bench-locks) run as a user runs it,
+# at a tiny size, so that none rots unseen. Asserts that its table is produced and
+# sane: every row there, the counts that cannot be zero not zero. Never a timing: the
+# sizes are far too small for the figures to mean anything. Runs in out/smoke
+# (SSC_OUT), so a real benchmark's results in out/ stay as they were.
 # Prints one ok/not ok line per check and "bench: N passed, N failed".
 set -uo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
@@ -195,6 +195,44 @@ need(int(disc["stock discard=pages"][1]) > 0, "stock discard sent no request")
 need(int(disc["flashvm merged"][1]) > 0, "merged discard sent no request")'
 }
 
+# make bench-ssdalloc (Debian 6.12: stock swap, SSDAlloc MP and OPP; with the debug
+# kernel's boot, stock and FlashVM swap too): both workloads a table, every way a row
+# of each, none failed, with faults per operation, flash bytes written (a number: at
+# this size the difference of two runs may be 0, or below), device reads for swap,
+# Object Table bytes per object for SSDAlloc
+sane_bench_ssdalloc() {
+	sane bench-ssdalloc "$1" '
+tables, cur = {}, None
+for l in text.splitlines():
+    if l.startswith(("Microbenchmark", "Key-value cache")):
+        cur = tables.setdefault(l.split(":")[0], [])
+    elif l.startswith("|") and not l.startswith("|---") and cur is not None:
+        cur.append([c.strip() for c in l.strip().strip("|").split("|")])
+need("Microbenchmark" in tables, "no table: Microbenchmark")
+# the key-value cache needs memcached built from the Debian source: make check-full,
+# make bench-ssdalloc; the smoke of make check runs the microbenchmark
+for t in [t for t in ("Microbenchmark", "Key-value cache") if t in tables]:
+    by = {(r[0], r[1]): r for r in tables[t][1:]}
+    want = [("malloc, stock swap", "6.12"), ("SSDAlloc MP (ssd_malloc)", "6.12"),
+            ("SSDAlloc OPP (ssd_oalloc)", "6.12")]
+    if any(k[1] != "6.12" for k in by):
+        want += [("malloc, stock swap", "debug (KASAN)"), ("malloc, FlashVM swap", "debug (KASAN)")]
+    for way, kern in want:
+        need((way, kern) in by, "%s: no row for %s on %s" % (t, way, kern))
+        r = by[(way, kern)]
+        w = "%s: %s on %s" % (t, way, kern)
+        need(not r[2].startswith("**failed"), w + " failed: " + r[2])
+        need(num(r[2]) > 0, w + ": no ops/s ratio")
+        need(num(r[4]) > 0, w + ": no faults per operation")
+        # flash bytes: a difference of two runs, which at this size may be 0 or below
+        num(r[5])
+        if way.startswith("SSDAlloc"):
+            need("(library: " in r[5], w + ": no flash bytes by the library count: " + r[5])
+            need(num(r[6]) > 0, w + ": no Object Table bytes per object")
+        else:
+            need(num(r[3]) > 0, w + ": no device reads (nothing swapped in)")'
+}
+
 # make bench-locks (the debug kernel's lock statistics): both targets a row, with read
 # hits and lock acquisitions counted (contentions may well be 0)
 sane_bench_locks() {
@@ -212,7 +250,7 @@ for t in ("ssc_wt", "writecache"):
 # good and broken tables, so a check that cannot fail would show)
 if [ "${1:-}" = --check ]; then
 	case ${2:-} in
-	bench|bench-traces|bench-hashcache|bench-flashvm|bench-locks) "sane_${2//-/_}" "${3:?a table}" ;;
+	bench|bench-traces|bench-hashcache|bench-flashvm|bench-ssdalloc|bench-locks) "sane_${2//-/_}" "${3:?a table}" ;;
 	*) result fail "--check: no check for '${2:-}'" ;;
 	esac
 	echo "bench: $pass passed, $fail failed"
@@ -222,7 +260,7 @@ fi
 
 # nothing of an earlier run may pass for this one's (a table, the plot)
 rm -rf "$SSC_OUT"/bench "$SSC_OUT"/bench-traces "$SSC_OUT"/bench-traces-in "$SSC_OUT"/bench-hashcache "$SSC_OUT"/bench-flashvm \
-	"$SSC_OUT"/bench-locks
+	"$SSC_OUT"/bench-ssdalloc "$SSC_OUT"/bench-locks
 if run bench bench.sh BENCH_WS_MB=16 BENCH_RT=1 BENCH_RECOVERY_MB=24,32; then
 	sane_bench "$SSC_OUT/bench/results.md"
 fi
@@ -259,6 +297,14 @@ if run bench-hashcache bench-hashcache.sh HB_OBJECTS=1500 HB_LOOKUPS=1500; then
 fi
 if run bench-flashvm bench-flashvm.sh FB_MB=8 FB_LIMIT=4M; then
 	sane_bench_flashvm "$SSC_OUT/bench-flashvm/results.md"
+fi
+# the 6.12 boot only (stock swap, MP, OPP; the debug boot's FlashVM way would double
+# the time) and the microbenchmark only (the key-value cache is Debian's memcached,
+# built from its source: make check-full runs it on the host), tiny: 24,576 objects
+# in a 2 MiB limit
+if run bench-ssdalloc bench-ssdalloc.sh SB_KERNELS=6.12 SB_WORKLOADS=micro SB_LIMIT_MB=2 \
+	SB_MARGIN_MB=1 SB_OBJECTS=24576 SB_OPS=500; then
+	sane_bench_ssdalloc "$SSC_OUT/bench-ssdalloc/results.md"
 fi
 if run bench-locks bench-locks.sh BENCH_LOCK_MB=16 BENCH_LOCK_RT=2; then
 	sane_bench_locks "$SSC_OUT/bench-locks/results.md"
