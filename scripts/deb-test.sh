@@ -318,6 +318,8 @@ int main(int argc, char **argv)
 }
 APPEND
 	# (/lib is /usr/lib on a merged-/usr system: ldd may name either)
+	# (pkg-config's flags are words: split them on purpose)
+	# shellcheck disable=SC2046
 	gcc -o "$d/app" "$d/app.c" $(pkg-config --cflags --libs ssdalloc) &&
 		{ ldd "$d/app" | grep -E "libssdalloc.so.0 => (/usr)?/lib/" || { ldd "$d/app"; false; }; } &&
 		out=$("$d/app" "$d/store") && echo "$out" && [ "$out" = "written through libssdalloc" ]
