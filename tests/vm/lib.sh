@@ -195,9 +195,17 @@ poke() {
 same_data() {
 	blockdev --flushbufs "$1" && blockdev --flushbufs "$2" || return 1
 	[ -n "${3:-}" ] || { cmp "$1" "$2"; return; }
-	dd if="$2" of=/tmp/same_data.$$ bs=1M count="$3" iflag=direct 2>/dev/null &&
-		dd if="$1" bs=1M count="$3" iflag=direct 2>/dev/null | cmp - /tmp/same_data.$$
-	set -- $? && rm -f /tmp/same_data.$$ && return "$1"
+	# through a FIFO, not a file: the guest's /tmp is RAM, and the origins are too
+	rm -f /tmp/same_data.$$ && mkfifo /tmp/same_data.$$ || return 1
+	dd if="$2" of=/tmp/same_data.$$ bs=1M count="$3" iflag=direct 2>/dev/null &
+	dd if="$1" bs=1M count="$3" iflag=direct 2>/dev/null | cmp - /tmp/same_data.$$
+	set -- $? $!
+	# cmp read to the end (the writer is done), or stopped at a difference (the
+	# writer gets EPIPE): a writer stuck in open() if cmp never ran is killed
+	kill "$2" 2>/dev/null
+	wait "$2" 2>/dev/null
+	rm -f /tmp/same_data.$$
+	return "$1"
 }
 
 # mem_kib DEV: free memory in KiB (MemFree + per-cpu free pages) after
