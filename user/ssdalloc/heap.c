@@ -828,6 +828,16 @@ static struct blk *blk_take(struct blk *b, size_t len, size_t minsplit)
 	return b;
 }
 
+/* a absorbs its next block n (free, out of the bins) */
+static void blk_absorb(struct blk *a, struct blk *n)
+{
+	a->len += n->len;
+	a->next = n->next;
+	if (n->next)
+		n->next->prev = a;
+	free(n);
+}
+
 /* back to the free bins, merged with free neighbours */
 static void blk_release(struct blk *b)
 {
@@ -837,19 +847,11 @@ static void blk_release(struct blk *b)
 	b->esize = 0;
 	if (n && !n->req) {
 		bin_remove(n);
-		b->len += n->len;
-		b->next = n->next;
-		if (n->next)
-			n->next->prev = b;
-		free(n);
+		blk_absorb(b, n);
 	}
 	if (p && !p->req) {
 		bin_remove(p);
-		p->len += b->len;
-		p->next = b->next;
-		if (b->next)
-			b->next->prev = p;
-		free(b);
+		blk_absorb(p, b);
 		b = p;
 	}
 	bin_insert(b);
