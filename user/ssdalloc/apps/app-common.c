@@ -25,17 +25,16 @@ void die_ssd(const char *what)
 	die("%s: %s", what, ssd_strerror());
 }
 
-int parse_mode(const char *s, enum app_mode *m)
+/* --mode: dies on anything but malloc, mp, opp (like parse_num) */
+enum app_mode parse_mode(const char *s)
 {
 	if (!strcmp(s, "malloc"))
-		*m = MODE_MALLOC;
-	else if (!strcmp(s, "mp"))
-		*m = MODE_MP;
-	else if (!strcmp(s, "opp"))
-		*m = MODE_OPP;
-	else
-		return -1;
-	return 0;
+		return MODE_MALLOC;
+	if (!strcmp(s, "mp"))
+		return MODE_MP;
+	if (!strcmp(s, "opp"))
+		return MODE_OPP;
+	die("--mode: '%s' is not malloc, mp or opp", s);
 }
 
 const char *mode_name(enum app_mode m)

@@ -22,7 +22,7 @@ void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* an allocation of SSDAlloc failed: its message, then exit */
 void die_ssd(const char *what) __attribute__((noreturn));
 
-int parse_mode(const char *s, enum app_mode *m);
+enum app_mode parse_mode(const char *s);
 const char *mode_name(enum app_mode m);
 /* decimal with an optional K/M/G suffix (powers of 1024); dies on bad input */
 uint64_t parse_num(const char *opt, const char *s);

@@ -317,10 +317,7 @@ int main(int argc, char **argv)
 	seed = 1;
 	while ((c = getopt_long(argc, argv, "m:n:l:d:s:L:z:S:Ch", opts, NULL)) != -1) {
 		switch (c) {
-		case 'm':
-			if (parse_mode(optarg, &mode))
-				die("--mode: '%s' is not malloc, mp or opp", optarg);
-			break;
+		case 'm': mode = parse_mode(optarg); break;
 		case 'n': n = parse_num("--inserts", optarg); break;
 		case 'l': m = parse_num("--lookups", optarg); break;
 		case 'd': ndel = parse_num("--deletes", optarg); break;

@@ -450,10 +450,7 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "m:n:o:i:k:S:r:c:R:a:KCh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'm':
-			if (parse_mode(optarg, &mode))
-				die("--mode: '%s' is not malloc, mp or opp", optarg);
-			break;
+		case 'm': mode = parse_mode(optarg); break;
 		case 'n': nsets = parse_num("--sets", optarg); break;
 		case 'o': ops = parse_num("--ops", optarg); break;
 		case 'i': ipct = parse_num("--insert-pct", optarg); break;

@@ -109,10 +109,7 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "m:n:s:o:w:S:qh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'm':
-			if (parse_mode(optarg, &mode))
-				die("--mode: '%s' is not malloc, mp or opp", optarg);
-			break;
+		case 'm': mode = parse_mode(optarg); break;
 		case 'n': nobj = parse_num("--objects", optarg); break;
 		case 's': size = parse_num("--size", optarg); break;
 		case 'o': ops = parse_num("--ops", optarg); break;
