@@ -78,18 +78,10 @@ check "crash devices torn down" null_blk_teardown
 
 # --- 2. writethrough and writeback over NBD ----------------------------------
 check "cache device (null_blk 64 MiB)" null_blk_add 64
-# cmp_range A B MB: the first MB MiB of two devices are the same, past any page cache
-cmp_range() {
-	dd if="$1" of=/tmp/cr.a bs=1M count="$3" iflag=direct 2>/dev/null &&
-		dd if="$2" of=/tmp/cr.b bs=1M count="$3" iflag=direct 2>/dev/null && cmp /tmp/cr.a /tmp/cr.b
-	r=$?
-	rm -f /tmp/cr.a /tmp/cr.b
-	return $r
-}
 check "writethrough: hcctl create over /dev/nbd0" \
 	hcctl create v --cache /dev/nullb0 --origin /dev/nbd0 --mode writethrough --admit all --format
 fio_verify "writethrough: fio verify, 8 MiB" /dev/mapper/v 8m
-check "writethrough: the origin holds the same 8 MiB" cmp_range /dev/mapper/v /dev/nbd0 8
+check "writethrough: the origin holds the same 8 MiB" same_data /dev/mapper/v /dev/nbd0 8
 c=$(ssc_stat v cached)
 [ "${c%%/*}" -gt 0 ] && ok "writethrough: blocks cached (${c%%/*})" || not_ok "writethrough: blocks cached # '$c'"
 check "writethrough: remove" hcctl remove v
@@ -101,7 +93,7 @@ d=$(ssc_stat v dirty)
 [ "${d:-0}" -gt 0 ] && ok "writeback: blocks dirty ($d)" || not_ok "writeback: blocks dirty # '$d'"
 check "writeback: hcctl flush" timeout 120 hcctl flush v
 check_eq "writeback: 0 dirty" 0 "$(ssc_stat v dirty)"
-check "writeback: the origin holds the same 16 MiB" cmp_range /dev/mapper/v /dev/nbd0 16
+check "writeback: the origin holds the same 16 MiB" same_data /dev/mapper/v /dev/nbd0 16
 dd if=/dev/mapper/v of=/tmp/clean bs=1M count=8 skip=8 iflag=direct 2>/dev/null
 
 # --- 3. the server dies ------------------------------------------------------
@@ -182,7 +174,7 @@ check "the origin holds the 4 MiB written while it was there" \
 	sh -c "dd if=/dev/nbd1 bs=1M count=4 skip=16 iflag=direct 2>/dev/null | cmp - /tmp/ref"
 check "and the block written while it was away" \
 	sh -c "dd if=/dev/nbd1 bs=4k count=1 skip=14000 iflag=direct 2>/dev/null | cmp - /tmp/ref2"
-check "the origin holds the first 16 MiB as the volume reads them" cmp_range /dev/mapper/v /dev/nbd1 16
+check "the origin holds the first 16 MiB as the volume reads them" same_data /dev/mapper/v /dev/nbd1 16
 check "the dead /dev/nbd0, no longer held, disconnects" nbd-client -d /dev/nbd0
 
 # --- 4. the network partitioned, the volume in writethrough -------------------
