@@ -261,7 +261,8 @@ fi
 # nothing of an earlier run may pass for this one's (a table, the plot)
 rm -rf "$SSC_OUT"/bench "$SSC_OUT"/bench-traces "$SSC_OUT"/bench-traces-in "$SSC_OUT"/bench-hashcache "$SSC_OUT"/bench-flashvm \
 	"$SSC_OUT"/bench-ssdalloc "$SSC_OUT"/bench-locks
-if run bench bench.sh BENCH_WS_MB=16 BENCH_RT=1 BENCH_RECOVERY_MB=24,32; then
+# one round of each measurement (3 make a median), 1 s idle between warm-up passes
+if run bench bench.sh BENCH_WS_MB=16 BENCH_RT=1 BENCH_ROUNDS=1 BENCH_WARM_IDLE=1 BENCH_RECOVERY_MB=24,32; then
 	sane_bench "$SSC_OUT/bench/results.md"
 fi
 # make bench-traces: the traces sane_bench_traces expects, in one boot; the run must
@@ -276,7 +277,7 @@ awk 'BEGIN { for (i = 0; i < 17; i++) printf "1281663720%08d,synth,0,Read,%d,%d,
 	> "$d/short by 8K.csv"
 t0=$SECONDS
 rc=0
-env BT_TRACES=zipf-read BT_TRACE_FILE="$d/web 01.csv" BT_CACHE=80% BT_ORIGIN=64M \
+env BT_TRACES=zipf-read BT_REQUESTS=6000 BT_TRACE_FILE="$d/web 01.csv" BT_CACHE=80% BT_ORIGIN=64M \
 	"$SSC_TOP/scripts/bench-traces.sh" --trace "$d/short by 8K.csv" > "$SSC_OUT/bench-traces.out" 2>&1 || rc=$?
 want=$(for t in ssc_wt ssc_wb dmcache writecache bcache; do
 	echo "$BT_SHORT $t: replay 1 replayed the whole trace"; done)
@@ -295,7 +296,7 @@ fi
 if run bench-hashcache bench-hashcache.sh HB_OBJECTS=1500 HB_LOOKUPS=1500; then
 	sane_bench_hashcache "$SSC_OUT/bench-hashcache/results.md"
 fi
-if run bench-flashvm bench-flashvm.sh FB_MB=8 FB_LIMIT=4M; then
+if run bench-flashvm bench-flashvm.sh FB_MB=4 FB_LIMIT=2M; then
 	sane_bench_flashvm "$SSC_OUT/bench-flashvm/results.md"
 fi
 # the 6.12 boot only (stock swap, MP, OPP; the debug boot's FlashVM way would double

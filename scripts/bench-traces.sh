@@ -28,7 +28,8 @@
 # bcache's bucket) and the table says what it got. Every replay must hand the target
 # the trace's bytes exactly, fio exiting 0: otherwise its row is a failed replay and
 # this script exits 1 after the table.
-# Other knobs: BT_DELAY origin delay in ms (1); BT_TARGETS, a comma list of ssc_wt,
+# Other knobs: BT_DELAY origin delay in ms (1); BT_REQUESTS requests of each built-in
+# trace (20000); BT_TARGETS, a comma list of ssc_wt,
 # ssc_wb, dmcache, writecache, bcache (the default), ssc_wt_reuse, ssc_wb_reuse (ssc
 # with "admit reuse"); BENCH_VM_TIMEOUT, seconds a boot may take (5400).
 # Output in out/bench-traces/: raw.tap, results.md (the tables), results.dat and
@@ -251,8 +252,9 @@ if [ "$mode" != report ]; then
 	for i in "${!names[@]}"; do
 		n=${names[$i]}
 		if [ -z "${srcs[$i]}" ]; then
-			# the built-in trace as mkinitramfs.sh makes it for the replay suite
-			"$SSC_TOP/scripts/gentrace.py" "$n" --blocks 16384 --requests 20000 |
+			# the built-in trace as mkinitramfs.sh makes it for the replay suite (BT_REQUESTS:
+			# fewer requests, a shorter replay)
+			"$SSC_TOP/scripts/gentrace.py" "$n" --blocks 16384 --requests "${BT_REQUESTS:-20000}" |
 				"$SSC_TOP/scripts/trace2iolog.py" -f msr --size 128M -o "$tdir/$n.conv" - 2> "$tdir/$n.log" ||
 				die "cannot make the $n trace: $(cat "$tdir/$n.log")"
 			prep "$n" "$tdir/$n.conv"

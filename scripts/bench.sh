@@ -4,7 +4,9 @@
 # writethrough and writeback, dm-cache (smq, writeback) and dm-writecache on
 # the same devices (tests/vm/suites/bench.sh has the method), and print the
 # table. Knobs (environment): BENCH_WS_MB (256), BENCH_RT seconds per run (5),
-# BENCH_DELAY origin delay in ms (1), BENCH_TARGETS (comma list),
+# BENCH_DELAY origin delay in ms (1), BENCH_TARGETS (comma list), BENCH_ROUNDS
+# rounds of each read and write measurement, their median taken (3), BENCH_WARM_IDLE
+# seconds idle between warm-up read passes (3),
 # BENCH_RECOVERY_MB the cache sizes of the recovery measurement (256,1024),
 # BENCH_NBD_TARGETS the targets measured again over an NBD origin (linear,ssc_wt,ssc_wb,
 # dmcache_wb,writecache; empty: none),
@@ -16,7 +18,8 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 envs=()
-for v in BENCH_WS_MB BENCH_RT BENCH_DELAY BENCH_TARGETS BENCH_RECOVERY_MB BENCH_PROFILE; do
+for v in BENCH_WS_MB BENCH_RT BENCH_DELAY BENCH_TARGETS BENCH_RECOVERY_MB BENCH_PROFILE BENCH_ROUNDS \
+	BENCH_WARM_IDLE; do
 	[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
 done
 # set and empty: no NBD rows (the kernel command line cannot carry an empty value: "-")

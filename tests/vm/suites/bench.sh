@@ -6,9 +6,9 @@
 #            of every target), fmeta (dm-cache metadata), fscratch (raw writes)
 #   origin = null_blk under dm-delay (BENCH_DELAY ms each way)
 # Per target: RAM (MemFree + per-cpu free pages, after drop_caches) before
-# and after create+warm; then 3 interleaved rounds of [raw flash, target] 4 KiB
-# random reads (and writes for write-back targets) over the cached working
-# set, median of the per-round ratios; flash bytes written per user byte
+# and after create+warm; then BENCH_ROUNDS (3) interleaved rounds of [raw flash,
+# target] 4 KiB random reads (and writes for write-back targets) over the cached
+# working set, median of the per-round ratios; flash bytes written per user byte
 # (cached, uncached, fsync after every write); a zipf 4 KiB read/write mix.
 # Results are "# BENCH <target> <key> <value>" lines; scripts/bench.sh
 # makes the table.
@@ -16,6 +16,7 @@
 WS_MB=${BENCH_WS_MB:-256}
 RT=${BENCH_RT:-5}
 DELAY=${BENCH_DELAY:-1}
+ROUNDS=${BENCH_ROUNDS:-3}
 TARGETS=$(echo "${BENCH_TARGETS:-raw_flash,linear,ssc_wt,ssc_wb,dmcache_wb,writecache}" | tr , " ")
 FIO="fio --ioengine=libaio --direct=1 --bs=4k --iodepth=16 --output-format=terse --terse-version=3 --group_reporting"
 
@@ -102,7 +103,8 @@ profile() {
 		}' /proc/kallsyms -
 	rm -f /tmp/perf.data /tmp/perf.fio
 }
-median3() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
+# median: of the rounds' ratios (the middle one; the lower middle of an even count)
+median() { printf '%s\n' "$@" | sort -g | sed -n "$((($# + 1) / 2))p"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }'; }
 
 t_raw_flash() { DEV=/dev/mapper/fdata; WRITES=1; WARM=none; BLK=4096; }
@@ -148,7 +150,7 @@ t_writecache_remove() { dmsetup message t 0 flush; dmsetup remove t; }
 # warm: fill the cache of target T with the working set, as WARM says: reads (again,
 # until the number cached stops growing: dm-cache promotes gradually, when the origin
 # has been idle: WARM_IDLE s between passes) or one write pass
-WARM_IDLE=3
+WARM_IDLE=${BENCH_WARM_IDLE:-3}
 warm() {
 	case $WARM in
 	read)
@@ -187,7 +189,7 @@ for T in $TARGETS; do
 
 	rr= wr= kib=0
 	o0=$(origin_ios)
-	for round in 1 2 3; do
+	for round in $(seq "$ROUNDS"); do
 		set -- $(fio_run /dev/mapper/fdata randread --size=${WS_MB}m)
 		raw=$1
 		set -- $(fio_run "$DEV" randread --size=${WS_MB}m)
@@ -195,13 +197,13 @@ for T in $TARGETS; do
 		res "read_round$round" "$1/$raw"
 		rr="$rr $(ratio "$1" "$raw")"
 	done
-	res read_ratio "$(median3 $rr)"
+	res read_ratio "$(median $rr)"
 	# what else the target did meanwhile: origin I/Os (write-back) per 1,000 read hits
 	res read_origin_per_kio "$(ratio $((($(origin_ios) - o0) * 1000)) $((kib / 4)))"
 	if [ "$WRITES" = 1 ]; then
 		kib=0
 		o0=$(origin_ios)
-		for round in 1 2 3; do
+		for round in $(seq "$ROUNDS"); do
 			set -- $(fio_run /dev/mapper/fscratch randwrite --size=32m)
 			raw=$1
 			s0=$(flash_sectors)
@@ -212,7 +214,7 @@ for T in $TARGETS; do
 			wr="$wr $(ratio "$1" "$raw")"
 			wb="$(ratio $(((s1 - s0) / 2)) "$2")"
 		done
-		res write_ratio "$(median3 $wr)"
+		res write_ratio "$(median $wr)"
 		res write_origin_per_kio "$(ratio $((($(origin_ios) - o0) * 1000)) $((kib / 4)))"
 		res flash_per_user_cached "$wb"
 		s0=$(flash_sectors)
