@@ -26,15 +26,16 @@ NBLK=$((O / 8))
 TOT=$((C + O))
 # make check checks a sample of the crash points, drawn by SSC_SEED (printed by
 # make check, which passes it in; SSC_SEED=N make check draws the same again):
-# CK_POINTS a mode (40; 6 on the KASAN + lockdep kernel, 4x slower, with a
-# 120-op workload: 12 until issue 20, 8 until issue 21). make check-full (SSC_FULL=1) checks every point (every
-# 8th on the debug kernel).
+# CK_POINTS a mode (40; 4 on the KASAN + lockdep kernel, 4x slower, with a
+# 120-op workload: 12 until issue 20, 8 until issue 21, 6 until the budget's
+# trim after it). make check-full (SSC_FULL=1) checks every point (every 8th on
+# the debug kernel).
 NOPS=240
 POINTS=${CK_POINTS:-40}
 SEED=${SSC_SEED:-1}
 if is_debug_kernel; then
 	NOPS=120
-	POINTS=${CK_POINTS:-6}
+	POINTS=${CK_POINTS:-4}
 fi
 if is_full && is_debug_kernel; then
 	PICK="-e 8" WHICH="every 8th point"	# its depth before make check had a budget

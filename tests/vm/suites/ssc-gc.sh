@@ -17,7 +17,8 @@
 
 SEED=${SSC_SEED:-1}
 RESERVE=2	# segments only GC may open (Documentation/ssc.rst, GC)
-NIOS=32768	# 4 KiB I/Os per fio job: 128 MiB, twice the origin
+NIOS=16384	# 4 KiB I/Os per fio job: 64 MiB, the origin's size
+is_full && NIOS=32768	# (make check-full: twice the origin)
 is_small && NIOS=3072
 check "modprobe dm-ssc" modprobe dm-ssc
 check "null_blk cache device" null_blk_add 16
