@@ -218,7 +218,11 @@ for pol in log loglru; do
 		  v = ""; for (k = 0; k < 100; k++) v = v c
 		  if ($2 == v) f++; else w++ }
 		END { print f + 0, w + 0, m + 0 }')
-	check_eq "$pol+prefetch: after the rebuild: all 400 there, none wrong" "400 0" "$1 $2"
+	# (the format's hash seed is random: now and then a set takes a ninth key and
+	# the bench evicts one, which the rebuild rightly does not bring back)
+	ev=$(bj evictions)
+	check_eq "$pol+prefetch: after the rebuild: all 400 there but the $ev evicted, none wrong" \
+		"$((400 - ev)) 0" "$1 $2"
 	check "$pol+prefetch: after the rebuild: groups read whole" test "$(st $DEV prefetch_reads)" -gt 0 -a \
 		"$(st $DEV prefetch_reads)" -le 60
 	check "$pol+prefetch: detach" hcctl index detach $DEV
