@@ -428,7 +428,7 @@ static int idx_stats(int ctl, const char *dev)
 	F(seeks); F(bytes_read); F(bytes_written); F(lookup_ios); F(insert_ios);
 	F(miss_ios); F(log_wraps); F(ram_bytes); F(slots); F(set_loads);
 	F(offset_fetches); F(spill_writes); F(prefetch_reads); F(prefetch_hits);
-	F(torn_records);
+	F(torn_records); F(bad_entries);
 #undef F
 	if (opt_json) {
 		struct json_object *j = json_object_new_object();

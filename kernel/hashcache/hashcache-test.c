@@ -330,8 +330,8 @@ static void hc_test_group_runs(struct kunit *test)
 		int n = snprintf(key, sizeof(key), "g%u", i);
 		u64 set, tag;
 
-		KUNIT_ASSERT_EQ(test, 0, hc_fill_slot(ix, sd, key, n, NULL, 0, group[i],
-						      (tomb[i] ? HC_REC_TOMB : 0) | 1 << 8));
+		hc_fill_slot(ix, sd, key, n, NULL, 0, group[i],
+			     (tomb[i] ? HC_REC_TOMB : 0) | 1 << 8);
 		ix->wcount++;
 		if (tomb[i])
 			continue;
@@ -362,6 +362,73 @@ static void hc_test_group_runs(struct kunit *test)
 	}
 }
 
+/* spill entries: only what the index could have written passes (issue 22's review) */
+static void hc_test_spill_entry(struct kunit *test)
+{
+	struct hc_index *ix = hc_test_index(test, HC_POLICY_LOG, 4, 8, 8);
+	u64 v63 = BIT_ULL(63);
+
+	ix->lbits = HC_LOG_FIELD_BITS + HC_GLEN_BITS;	/* with prefetch */
+	ix->log_blocks = 1000;
+	ix->wbuf_blocks = 32;				/* 256 KiB of 8 KiB records */
+	KUNIT_EXPECT_EQ(test, 31ULL, hc_glen_max(ix));
+	KUNIT_EXPECT_TRUE(test, hc_spill_entry_ok(ix, v63 | 5ULL << 4 | 3));
+	KUNIT_EXPECT_TRUE(test, hc_spill_entry_ok(ix, v63 | 31ULL << 36 | 968ULL << 4));
+	/* a run past the prefetch buffer, or past the log's end */
+	KUNIT_EXPECT_FALSE(test, hc_spill_entry_ok(ix, v63 | 32ULL << 36 | 5ULL << 4));
+	KUNIT_EXPECT_FALSE(test, hc_spill_entry_ok(ix, v63 | 255ULL << 36));
+	KUNIT_EXPECT_FALSE(test, hc_spill_entry_ok(ix, v63 | 31ULL << 36 | 969ULL << 4));
+	/* a block past the log */
+	KUNIT_EXPECT_FALSE(test, hc_spill_entry_ok(ix, v63 | 1000ULL << 4));
+	KUNIT_EXPECT_FALSE(test, hc_spill_entry_ok(ix, v63 | 0xffffffffULL << 4));
+	/* bits above the entry's */
+	KUNIT_EXPECT_FALSE(test, hc_spill_entry_ok(ix, v63 | BIT_ULL(50) | 5ULL << 4));
+	/* without prefetch there is no run: its bits are above the entry */
+	ix->lbits = HC_LOG_FIELD_BITS;
+	KUNIT_EXPECT_FALSE(test, hc_spill_entry_ok(ix, v63 | 1ULL << 36 | 5ULL << 4));
+	KUNIT_EXPECT_TRUE(test, hc_spill_entry_ok(ix, v63 | 999ULL << 4 | 15));
+}
+
+/* an older copy of a key in its set is empty; the newest one counts */
+static void hc_test_shadowed(struct kunit *test)
+{
+	struct hc_index *ix = hc_test_index(test, HC_POLICY_SET, 1, 4, 8);
+	static const u8 k1[] = "key one", k2[] = "key two";
+	void *set;
+
+	ix->block_size = 4096;
+	ix->format_id = 0x1234567;
+	set = kunit_kzalloc(test, 4 * 4096, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, set);
+	/* way 0: k1 (seq 1), way 2: k2 (seq 2), way 3: k1 again (seq 3) */
+	hc_fill_slot(ix, set, k1, sizeof(k1), "a", 1, 0, 0);
+	hc_fill_slot(ix, set + 2 * 4096, k2, sizeof(k2), "b", 1, 0, 0);
+	hc_fill_slot(ix, set + 3 * 4096, k1, sizeof(k1), "c", 1, 0, 0);
+	KUNIT_EXPECT_TRUE(test, hc_shadowed(ix, set, 0));
+	KUNIT_EXPECT_FALSE(test, hc_shadowed(ix, set, 2));
+	KUNIT_EXPECT_FALSE(test, hc_shadowed(ix, set, 3));
+	/* the newer copy torn (its CRC fails): the older one is the object again */
+	((u8 *)set)[3 * 4096 + HC_SLOT_HDR_BYTES] ^= 0xff;
+	KUNIT_EXPECT_FALSE(test, hc_shadowed(ix, set, 0));
+	((u8 *)set)[3 * 4096 + HC_SLOT_HDR_BYTES] ^= 0xff;
+	KUNIT_EXPECT_TRUE(test, hc_shadowed(ix, set, 0));
+	/* a newer copy of another format (an earlier index on the device) does not count */
+	ix->format_id++;
+	hc_fill_slot(ix, set + 1 * 4096, k1, sizeof(k1), "d", 1, 0, 0);
+	ix->format_id--;
+	KUNIT_EXPECT_FALSE(test, hc_slot_valid(ix, set + 1 * 4096));
+	KUNIT_EXPECT_FALSE(test, hc_shadowed(ix, set, 3));
+	/* an equal sequence number is no newer: neither copy hides the other */
+	hc_fill_slot(ix, set + 1 * 4096, k2, sizeof(k2), "e", 1, 0, 0);
+	((struct hc_slot_disk *)(set + 1 * 4096))->seq = cpu_to_le64(2);
+	((struct hc_slot_disk *)(set + 1 * 4096))->crc =
+		cpu_to_le32(hc_crc(set + 4096, HC_SLOT_HDR_BYTES + 1,
+				   offsetof(struct hc_slot_disk, crc)));
+	KUNIT_EXPECT_TRUE(test, hc_slot_valid(ix, set + 1 * 4096));
+	KUNIT_EXPECT_FALSE(test, hc_shadowed(ix, set, 1));
+	KUNIT_EXPECT_FALSE(test, hc_shadowed(ix, set, 2));
+}
+
 static struct kunit_case hc_test_cases[] = {
 	KUNIT_CASE(hc_test_fields),
 	KUNIT_CASE(hc_test_lru),
@@ -370,6 +437,8 @@ static struct kunit_case hc_test_cases[] = {
 	KUNIT_CASE(hc_test_frames),
 	KUNIT_CASE(hc_test_loglru),
 	KUNIT_CASE(hc_test_group_runs),
+	KUNIT_CASE(hc_test_spill_entry),
+	KUNIT_CASE(hc_test_shadowed),
 	{}
 };
 

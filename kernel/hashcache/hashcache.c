@@ -33,6 +33,7 @@
 #include <linux/file.h>
 #include <linux/idr.h>
 #include <linux/kref.h>
+#include <linux/pagemap.h>
 #include <linux/lcm.h>
 #include <linux/log2.h>
 #include <linux/crc32c.h>
@@ -52,6 +53,7 @@
 #define HC_DEF_TAG_BITS	8
 #define HC_MAX_WAYS	64
 #define HC_MAX_SET_BYTES	SZ_1M	/* one read per set: keep it bounded */
+#define HC_VALUE_MAX_ANY	(65536 - HC_SLOT_HDR_BYTES)	/* the largest slot's value */
 #define HC_SCAN_BYTES	SZ_1M	/* rebuild reads the table this much at a time */
 
 struct hc_index {
@@ -120,6 +122,8 @@ struct hc_index {
 	u64 fetch_slot, fetch_val;	/* the last entry read back (hc_find) */
 	bool fetch_ok;
 	void *sbuf;			/* one spill block */
+	u64 ram_refused;		/* bytes of a RAM part hc_ram_alloc refused */
+	bool stale_copy;		/* an overwrite's old copy could not be emptied */
 };
 
 struct hc_spill {
@@ -132,6 +136,28 @@ static DEFINE_MUTEX(hc_idr_lock);
 /* ---------------------------------------------------------------------
  * Device I/O
  */
+
+/*
+ * After a write: drop the block device's page cache over it. The bios above
+ * go under that cache, and LOOKUP hands out offsets that a caller may read
+ * through it (a buffered read of the device): it must not find the bytes of
+ * before the write, as after an O_DIRECT write. A page that cannot be dropped
+ * (dirty: someone writes the device through its cache, which will overwrite
+ * the index anyway) is said in the kernel log (rate-limited). After a failed
+ * write too: part of it may have landed.
+ */
+static void hc_drop_cached(struct hc_index *ix, u64 off, size_t len)
+{
+#ifdef HC_HAVE_BDEV_FILE
+	struct address_space *m = ix->bdev_file->f_mapping;
+#else
+	struct address_space *m = ix->bdev->bd_inode->i_mapping;
+#endif
+
+	if (invalidate_inode_pages2_range(m, off >> PAGE_SHIFT, (off + len - 1) >> PAGE_SHIFT))
+		pr_warn_ratelimited("hashcache: %pg: page cache over bytes %llu-%llu not dropped: is the device written through its cache?\n",
+				    ix->bdev, off, off + len - 1);
+}
 
 static int hc_io(struct hc_index *ix, enum req_op op, u64 off, void *buf, size_t len)
 {
@@ -175,6 +201,8 @@ static int hc_io(struct hc_index *ix, enum req_op op, u64 off, void *buf, size_t
 	}
 	if (op == REQ_OP_READ && is_vmalloc_addr(buf))
 		invalidate_kernel_vmap_range(buf, len);
+	if (op == REQ_OP_WRITE)
+		hc_drop_cached(ix, off, len);
 	return r;
 }
 
@@ -506,13 +534,39 @@ static bool hc_slot_is(struct hc_index *ix, const struct hc_slot_disk *s,
 	       !memcmp(s->key, key, klen);
 }
 
+/*
+ * Is way @w of the set at @set_buf (all its ways, as read from the device) an
+ * older copy of a key another way holds? An overwrite writes the new copy to
+ * another way before it empties the old one, so that a write torn by a crash
+ * cannot take the acknowledged value with it; a crash between the two leaves
+ * both, and the older one counts as empty. @w must be valid. (The cheap
+ * fields first: the CRC of the other way only when its key is the same.)
+ */
+static bool hc_shadowed(struct hc_index *ix, const void *set_buf, u32 w)
+{
+	const struct hc_slot_disk *s = set_buf + (size_t)w * ix->block_size;
+	u16 klen = le16_to_cpu(s->key_len);
+	u32 v;
+
+	for (v = 0; v < ix->ways; v++) {
+		const struct hc_slot_disk *o = set_buf + (size_t)v * ix->block_size;
+
+		if (v != w && le32_to_cpu(o->magic) == HC_SLOT_MAGIC &&
+		    le64_to_cpu(o->seq) > le64_to_cpu(s->seq) &&
+		    le16_to_cpu(o->key_len) == klen && !memcmp(o->key, s->key, klen) &&
+		    hc_slot_valid(ix, o))
+			return true;
+	}
+	return false;
+}
+
 /* build a slot (or log record) of @key and the user's value at @s */
-static int hc_fill_slot(struct hc_index *ix, struct hc_slot_disk *s, const u8 *key,
-			u32 klen, const void __user *uval, u64 vlen, u32 group, u16 flags)
+static void hc_fill_slot(struct hc_index *ix, struct hc_slot_disk *s, const u8 *key,
+			 u32 klen, const void *val, u64 vlen, u32 group, u16 flags)
 {
 	memset(s, 0, ix->block_size);
-	if (vlen && copy_from_user((void *)s + HC_SLOT_HDR_BYTES, uval, vlen))
-		return -EFAULT;
+	if (vlen)
+		memcpy((void *)s + HC_SLOT_HDR_BYTES, val, vlen);
 	s->magic = cpu_to_le32(HC_SLOT_MAGIC);
 	s->format_id = cpu_to_le64(ix->format_id);
 	s->seq = cpu_to_le64(++ix->wseq);
@@ -523,7 +577,6 @@ static int hc_fill_slot(struct hc_index *ix, struct hc_slot_disk *s, const u8 *k
 	memcpy(s->key, key, klen);
 	s->crc = cpu_to_le32(hc_crc(s, HC_SLOT_HDR_BYTES + vlen,
 				    offsetof(struct hc_slot_disk, crc)));
-	return 0;
 }
 
 /* a key's 64-bit hash to its set and tag */
@@ -552,15 +605,30 @@ static bool hc_table_in_ram(const struct hc_index *ix)
 	return ix->policy == HC_POLICY_SETMEM || ix->policy == HC_POLICY_SETMEMLRU;
 }
 
+/*
+ * One RAM part of the index, zeroed. Its size follows from the geometry, which
+ * a superblock (CRC or not) or a format request chooses: a size kvmalloc does
+ * not take (over INT_MAX) is refused here, said by the caller, and a failure
+ * is an error returned, not a warning in the kernel log.
+ */
+static void *hc_ram_alloc(struct hc_index *ix, u64 bytes)
+{
+	if (bytes > INT_MAX) {
+		ix->ram_refused = max(ix->ram_refused, bytes);
+		return NULL;
+	}
+	return kvzalloc(bytes, GFP_KERNEL | __GFP_NOWARN);
+}
+
 static int hc_frames_alloc(struct hc_index *ix)
 {
-	u32 n = ix->resident_sets, hsize = roundup_pow_of_two(2 * n);
+	u64 n = ix->resident_sets, hsize = roundup_pow_of_two(2 * n);
 
-	ix->bits_bytes = BITS_TO_LONGS((u64)n * ix->ways * ix->width) * sizeof(long);
-	ix->bits = kvzalloc(ix->bits_bytes, GFP_KERNEL);
-	ix->frame_set = kvmalloc_array(n, sizeof(u32), GFP_KERNEL);
-	ix->htab = kvcalloc(hsize, sizeof(u32), GFP_KERNEL);
-	ix->referenced = kvcalloc(BITS_TO_LONGS(n), sizeof(long), GFP_KERNEL);
+	ix->bits_bytes = BITS_TO_LONGS(n * ix->ways * ix->width) * sizeof(long);
+	ix->bits = hc_ram_alloc(ix, ix->bits_bytes);
+	ix->frame_set = hc_ram_alloc(ix, n * sizeof(u32));
+	ix->htab = hc_ram_alloc(ix, hsize * sizeof(u32));
+	ix->referenced = hc_ram_alloc(ix, BITS_TO_LONGS(n) * sizeof(long));
 	if (!ix->bits || !ix->frame_set || !ix->htab || !ix->referenced)
 		return -ENOMEM;
 	memset(ix->frame_set, 0xff, n * sizeof(u32));
@@ -620,7 +688,7 @@ static u32 hc_frame_victim(struct hc_index *ix)
 /* read @set from the device into buf, and its fields into frame @fr */
 static int hc_frame_load(struct hc_index *ix, u64 set, u32 fr)
 {
-	u64 base = (u64)fr * ix->ways;
+	u64 base = (u64)fr * ix->ways, tags[HC_MAX_WAYS], tset, tag;
 	u32 w, v;
 	int r;
 
@@ -629,25 +697,31 @@ static int hc_frame_load(struct hc_index *ix, u64 set, u32 fr)
 	if (r)
 		return r;
 	ix->st.set_loads++;
+	/* the ways that hold an object: valid, not an older copy, in their set */
 	for (w = 0; w < ix->ways; w++) {
 		struct hc_slot_disk *s = ix->buf + (size_t)w * ix->block_size;
-		u64 tset, tag, rank = 0;
 
+		tags[w] = U64_MAX;
 		hc_set_field(ix, base + w, 0);
-		if (!hc_slot_valid(ix, s))
+		if (!hc_slot_valid(ix, s) || hc_shadowed(ix, ix->buf, w))
 			continue;
 		hc_hash(ix, s->key, le16_to_cpu(s->key_len), &tset, &tag);
-		if (tset != set)
-			continue;	/* not where its hash puts it: ignore */
-		/* newest written first */
-		for (v = 0; v < ix->ways; v++) {
-			struct hc_slot_disk *o = ix->buf + (size_t)v * ix->block_size;
+		if (tset == set)
+			tags[w] = tag;	/* else not where its hash puts it: ignore */
+	}
+	/* ranks among those, newest written first: 0..n-1 with no gap */
+	for (w = 0; w < ix->ways; w++) {
+		u64 rank = 0, seq = le64_to_cpu(((struct hc_slot_disk *)(ix->buf +
+					(size_t)w * ix->block_size))->seq);
 
-			if (v != w && hc_slot_valid(ix, o) &&
-			    le64_to_cpu(o->seq) > le64_to_cpu(s->seq))
+		if (tags[w] == U64_MAX)
+			continue;
+		for (v = 0; v < ix->ways; v++)
+			if (v != w && tags[v] != U64_MAX &&
+			    le64_to_cpu(((struct hc_slot_disk *)(ix->buf +
+					(size_t)v * ix->block_size))->seq) > seq)
 				rank++;
-		}
-		hc_set_field(ix, base + w, hc_mkfield(ix, tag, rank));
+		hc_set_field(ix, base + w, hc_mkfield(ix, tags[w], rank));
 	}
 	return 0;
 }
@@ -847,6 +921,9 @@ static int hc_log_read(struct hc_index *ix, u64 off, u64 glen, void *dst)
 	if (!glen || !ix->pfbuf)
 		return hc_io(ix, REQ_OP_READ, ix->log_off + off * ix->block_size, dst,
 			     ix->block_size);
+	/* runs come from RAM or from hc_spill_entry_ok(): never past pfbuf or the log */
+	if (WARN_ON_ONCE(glen > hc_glen_max(ix) || off + glen >= ix->log_blocks))
+		return -EIO;
 	ix->pf_count = 0;
 	r = hc_io(ix, REQ_OP_READ, ix->log_off + off * ix->block_size, ix->pfbuf,
 		  (size_t)(glen + 1) * ix->block_size);
@@ -928,8 +1005,27 @@ static int hc_spill_room(struct hc_index *ix)
 }
 
 /*
+ * Is the spill entry @v one this index could have written? Bit 63, then pass,
+ * log block and group run, nothing above; a block inside the log, and a group
+ * run that fits the prefetch buffer and ends inside the log. The spill region
+ * is re-read at every fetch and anyone who can write the device can change it:
+ * nothing of it is used before this says yes.
+ */
+static bool hc_spill_entry_ok(struct hc_index *ix, u64 v)
+{
+	u64 e = v & (BIT_ULL(ix->lbits) - 1);
+	u64 off = (e >> 4) & 0xffffffffULL, glen = e >> HC_LOG_FIELD_BITS;
+
+	if (v & ~(BIT_ULL(63) | (BIT_ULL(ix->lbits) - 1)))
+		return false;
+	return off < ix->log_blocks && glen <= hc_glen_max(ix) &&
+	       off + glen < ix->log_blocks;
+}
+
+/*
  * Read back @slot's pass and block (as Log field bits) from the queue or
- * the spill region; *@ok is false if the region does not have them.
+ * the spill region; *@ok is false if the region does not have them, or has
+ * something that is not an entry (counted in bad_entries: the way is free).
  */
 static int hc_fetch(struct hc_index *ix, u64 slot, u64 *loc, bool *ok)
 {
@@ -948,6 +1044,12 @@ static int hc_fetch(struct hc_index *ix, u64 slot, u64 *loc, bool *ok)
 			return r;
 		ix->st.offset_fetches++;
 		v = le64_to_cpu(((__le64 *)ix->sbuf)[slot % (HC_SPILL_BLOCK / sizeof(u64))]);
+		if ((v & BIT_ULL(63)) && !hc_spill_entry_ok(ix, v)) {
+			ix->st.bad_entries++;
+			pr_warn_ratelimited("hashcache: %pg: spill entry of slot %llu is out of range (%#llx): ignored\n",
+					    ix->bdev, slot, v);
+			v = 0;
+		}
 	}
 	*ok = v & BIT_ULL(63);
 	*loc = (v & (BIT_ULL(ix->lbits) - 1)) << hc_gen_shift(ix);
@@ -1042,14 +1144,14 @@ static int hc_find(struct hc_index *ix, const u8 *key, u32 klen, u64 set, u64 ta
 		for (w = 0; w < ix->ways; w++) {
 			struct hc_slot_disk *s = ix->buf + (size_t)w * ix->block_size;
 
-			if (hc_slot_is(ix, s, key, klen)) {
+			if (hc_slot_is(ix, s, key, klen) && !hc_shadowed(ix, ix->buf, w)) {
 				*found = true;
 				*way = w;
 				goto out;
 			}
 			if (empty)
 				continue;
-			if (!hc_slot_valid(ix, s)) {
+			if (!hc_slot_valid(ix, s) || hc_shadowed(ix, ix->buf, w)) {
 				empty = true;
 				victim = w;
 			} else if (le64_to_cpu(s->seq) < oldest) {
@@ -1069,12 +1171,50 @@ static bool hc_way_used(struct hc_index *ix, u64 set, u32 way)
 {
 	if (hc_table_in_ram(ix))
 		return hc_valid(ix, hc_field(ix, ix->base + way));
-	return hc_slot_valid(ix, ix->buf + (size_t)way * ix->block_size);
+	return hc_slot_valid(ix, ix->buf + (size_t)way * ix->block_size) &&
+	       !hc_shadowed(ix, ix->buf, way);
+}
+
+/*
+ * The way an overwrite of the object at @old writes its new copy to: not @old
+ * (see hc_shadowed), an empty way if there is one, else the least recently used
+ * (SetMem) or oldest written (Set) other object's, which is evicted. After
+ * hc_find: the fields of the set (SetMem, SetMemLRU) or the whole set in buf.
+ */
+static u32 hc_other_way(struct hc_index *ix, u32 old)
+{
+	u64 worst = 0, oldest = U64_MAX;
+	u32 w, victim = old == 0 ? 1 : 0;
+
+	for (w = 0; w < ix->ways; w++) {
+		if (w == old)
+			continue;
+		if (hc_table_in_ram(ix)) {
+			u64 f = hc_field(ix, ix->base + w);
+
+			if (!hc_valid(ix, f))
+				return w;
+			if (hc_rank(ix, f) >= worst) {
+				worst = hc_rank(ix, f);
+				victim = w;
+			}
+		} else {
+			struct hc_slot_disk *s = ix->buf + (size_t)w * ix->block_size;
+
+			if (!hc_slot_valid(ix, s) || hc_shadowed(ix, ix->buf, w))
+				return w;
+			if (le64_to_cpu(s->seq) < oldest) {
+				oldest = le64_to_cpu(s->seq);
+				victim = w;
+			}
+		}
+	}
+	return victim;
 }
 
 /* append a record (a tombstone if @tomb) at the log's end; its block in *@off */
 static int hc_log_append(struct hc_index *ix, const u8 *key, u32 klen,
-			 const void __user *uval, u64 vlen, u32 group, bool tomb, u64 *off)
+			 const void *val, u64 vlen, u32 group, bool tomb, u64 *off)
 {
 	struct hc_slot_disk *s;
 	int r;
@@ -1087,11 +1227,9 @@ static int hc_log_append(struct hc_index *ix, const u8 *key, u32 klen,
 	}
 	*off = hc_log_end(ix);
 	s = ix->wbuf + (size_t)ix->wcount * ix->block_size;
-	r = hc_fill_slot(ix, s, key, klen, uval, vlen, group,
-			 (tomb ? HC_REC_TOMB : 0) | ix->gen << 8);
-	if (!r)
-		ix->wcount++;
-	return r;
+	hc_fill_slot(ix, s, key, klen, val, vlen, group, (tomb ? HC_REC_TOMB : 0) | ix->gen << 8);
+	ix->wcount++;
+	return 0;
 }
 
 /* flush when the buffer is full or reaches the end of the log */
@@ -1103,7 +1241,7 @@ static int hc_log_maybe_flush(struct hc_index *ix)
 }
 
 static int hc_log_put(struct hc_index *ix, const u8 *key, u32 klen,
-		      const void __user *uval, u64 vlen, u32 group)
+		      const void *val, u64 vlen, u32 group)
 {
 	u64 set, tag, ios = 0, w0 = ix->st.write_ios, off;
 	bool found, evict;
@@ -1119,7 +1257,7 @@ static int hc_log_put(struct hc_index *ix, const u8 *key, u32 klen,
 	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
 	if (r)
 		return r;
-	r = hc_log_append(ix, key, klen, uval, vlen, group, false, &off);
+	r = hc_log_append(ix, key, klen, val, vlen, group, false, &off);
 	if (r)
 		return r;
 	/* after the append: a flush in it may have ended a pass */
@@ -1138,7 +1276,7 @@ static int hc_log_put(struct hc_index *ix, const u8 *key, u32 klen,
 	return r;
 }
 
-static int hc_log_get(struct hc_index *ix, const u8 *key, u32 klen, void __user *uval,
+static int hc_log_get(struct hc_index *ix, const u8 *key, u32 klen, void *kval,
 		      struct hc_object *o)
 {
 	struct hc_slot_disk *s;
@@ -1156,7 +1294,7 @@ static int hc_log_get(struct hc_index *ix, const u8 *key, u32 klen, void __user 
 	o->found = found;
 	/* its log block, read back by hc_find if LogLRU had spilled it */
 	f = found ? hc_field(ix, set * ix->ways + way) : 0;
-	if (!r && found && !uval &&
+	if (!r && found && !kval &&
 	    hc_off(ix, f) >= ix->wbase && hc_off(ix, f) < hc_log_end(ix)) {
 		/* LOOKUP hands out a device offset: the record must be there */
 		u64 w0 = ix->st.write_ios, g;
@@ -1182,8 +1320,8 @@ static int hc_log_get(struct hc_index *ix, const u8 *key, u32 klen, void __user 
 	s = ix->buf + (size_t)way * ix->block_size;
 	vlen = le64_to_cpu(s->value_len);
 	o->dev_offset = ix->log_off + hc_off(ix, f) * ix->block_size + HC_SLOT_HDR_BYTES;
-	if (uval && copy_to_user(uval, (void *)s + HC_SLOT_HDR_BYTES, min(vlen, o->value_len)))
-		return -EFAULT;
+	if (kval)
+		memcpy(kval, (void *)s + HC_SLOT_HDR_BYTES, min(vlen, o->value_len));
 	o->value_len = vlen;
 	hc_touch(ix, set * ix->ways, way);
 	hc_set_field(ix, set * ix->ways + way, hc_with_rank(ix, f, 0));
@@ -1249,8 +1387,8 @@ static int hc_log_rebuild(struct hc_index *ix)
 	int r = -ENOMEM;
 
 	buf = kvmalloc(per_read * ix->block_size, GFP_KERNEL);
-	recs = kvmalloc_array(ix->log_blocks, sizeof(*recs), GFP_KERNEL);
-	slot_hash = kvcalloc(ix->sets * ix->ways, sizeof(u64), GFP_KERNEL);
+	recs = hc_ram_alloc(ix, ix->log_blocks * sizeof(*recs));
+	slot_hash = hc_ram_alloc(ix, ix->sets * ix->ways * sizeof(u64));
 	if (!buf || !recs || !slot_hash)
 		goto out;
 	r = 0;
@@ -1388,7 +1526,7 @@ static int hc_loglru_rebuild(struct hc_index *ix)
 	__le64 *chunk;
 	int r;
 
-	tmp = kvcalloc(BITS_TO_LONGS(slots * lw), sizeof(long), GFP_KERNEL);
+	tmp = hc_ram_alloc(ix, BITS_TO_LONGS(slots * lw) * sizeof(long));
 	chunk = kvmalloc(HC_SCAN_BYTES, GFP_KERNEL);
 	if (!tmp || !chunk) {
 		r = -ENOMEM;
@@ -1424,49 +1562,83 @@ out:
  */
 
 static int hc_put(struct hc_index *ix, const u8 *key, u32 klen,
-		  const void __user *uval, u64 vlen, u32 group)
+		  const void *val, u64 vlen, u32 group)
 {
 	struct hc_slot_disk *s;
 	u64 set, tag, ios = 0, w0 = ix->st.write_ios;
-	bool found, evict;
-	u32 way;
+	bool found, evict, moved;
+	u32 way, old;
 	int r;
 
 	if (hc_is_log(ix))
-		return hc_log_put(ix, key, klen, uval, vlen, group);
+		return hc_log_put(ix, key, klen, val, vlen, group);
 	if (vlen > hc_max_value(ix))
 		return -EFBIG;
+	if (ix->stale_copy)
+		return -EIO;
 	hc_hash(ix, key, klen, &set, &tag);
 	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
 	if (r)
 		return r;
-	evict = !found && hc_way_used(ix, set, way);
+	/*
+	 * An overwrite goes to another way, then the old copy is emptied: a crash
+	 * that tears the new write leaves the acknowledged old value. Basic (and
+	 * any index of one way) overwrites in place (Documentation/hashcache.rst).
+	 */
+	old = way;
+	moved = found && ix->ways > 1;
+	if (moved)
+		way = hc_other_way(ix, old);
+	evict = (!found || moved) && hc_way_used(ix, set, way);
 	s = ix->buf + (size_t)way * ix->block_size;
-	r = hc_fill_slot(ix, s, key, klen, uval, vlen, group, 0);
-	if (r)
-		return r;
+	hc_fill_slot(ix, s, key, klen, val, vlen, group, 0);
 	r = hc_io(ix, REQ_OP_WRITE, hc_slot_off(ix, set, way), s, ix->block_size);
-	ix->st.insert_ios += ios + ix->st.write_ios - w0;
-	if (r)
+	if (r) {
+		ix->st.insert_ios += ios + ix->st.write_ios - w0;
 		return r;
+	}
+	if (moved) {
+		s = ix->buf + (size_t)old * ix->block_size;
+		memset(s, 0, HC_SLOT_HDR_BYTES);
+		r = hc_io(ix, REQ_OP_WRITE, hc_slot_off(ix, set, old), s, ix->block_size);
+		/*
+		 * Failed: the new copy is the object (the newer of two, hc_shadowed),
+		 * but a DELETE would empty it and leave the old one to be found.
+		 * PUT and DELETE are refused until an attach empties it (hc_rebuild).
+		 */
+		if (r) {
+			ix->stale_copy = true;
+			pr_warn("hashcache: %pg: an overwrite could not empty the old copy (%d): PUT and DELETE refused until the index is attached again\n",
+				ix->bdev, r);
+		}
+	}
+	ix->st.insert_ios += ios + ix->st.write_ios - w0;
 	if (found) {
 		ix->st.overwrites++;
 	} else {
 		ix->st.inserts++;
-		if (evict)
-			ix->st.evictions++;
-		else
+		if (!evict)
 			ix->st.objects++;
 	}
+	if (evict) {
+		ix->st.evictions++;
+		if (found)
+			ix->st.objects--;
+	}
 	if (hc_table_in_ram(ix)) {
+		if (moved)
+			hc_clear(ix, ix->base, old);
 		hc_touch(ix, ix->base, way);
 		hc_set_field(ix, ix->base + way, hc_mkfield(ix, tag, 0));
 	}
-	return 0;
+	return r;
 }
 
-/* GET (@uval set) or LOOKUP: the object's place and length, its bytes for GET */
-static int hc_get(struct hc_index *ix, const u8 *key, u32 klen, void __user *uval,
+/*
+ * GET (@kval set: up to o->value_len bytes of the value go there) or LOOKUP:
+ * the object's place and length
+ */
+static int hc_get(struct hc_index *ix, const u8 *key, u32 klen, void *kval,
 		  struct hc_object *o)
 {
 	struct hc_slot_disk *s;
@@ -1476,7 +1648,7 @@ static int hc_get(struct hc_index *ix, const u8 *key, u32 klen, void __user *uva
 	int r;
 
 	if (hc_is_log(ix))
-		return hc_log_get(ix, key, klen, uval, o);
+		return hc_log_get(ix, key, klen, kval, o);
 	ix->st.lookups++;
 	hc_hash(ix, key, klen, &set, &tag);
 	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
@@ -1495,8 +1667,8 @@ static int hc_get(struct hc_index *ix, const u8 *key, u32 klen, void __user *uva
 	s = ix->buf + (size_t)way * ix->block_size;
 	vlen = le64_to_cpu(s->value_len);
 	o->dev_offset = hc_slot_off(ix, set, way) + HC_SLOT_HDR_BYTES;
-	if (uval && copy_to_user(uval, (void *)s + HC_SLOT_HDR_BYTES, min(vlen, o->value_len)))
-		return -EFAULT;
+	if (kval)
+		memcpy(kval, (void *)s + HC_SLOT_HDR_BYTES, min(vlen, o->value_len));
 	o->value_len = vlen;
 	if (hc_table_in_ram(ix)) {
 		hc_touch(ix, ix->base, way);
@@ -1515,6 +1687,8 @@ static int hc_delete(struct hc_index *ix, const u8 *key, u32 klen, struct hc_obj
 
 	if (hc_is_log(ix))
 		return hc_log_delete(ix, key, klen, o);
+	if (ix->stale_copy)
+		return -EIO;
 	hc_hash(ix, key, klen, &set, &tag);
 	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
 	o->found = found;
@@ -1559,6 +1733,18 @@ static int hc_rebuild(struct hc_index *ix)
 
 			if (!hc_slot_valid(ix, s)) {
 				ix->torn += hc_slot_torn(ix, s);
+				continue;
+			}
+			/*
+			 * the old copy of an overwrite a crash cut short: emptied now, so that
+			 * a later DELETE of the key (which empties the copy it finds, the new
+			 * one) cannot bring it back
+			 */
+			if (hc_shadowed(ix, buf + (i / ix->ways) * set_bytes, way)) {
+				u64 at = hc_slot_off(ix, set + i / ix->ways, way);
+
+				memset(s, 0, HC_SLOT_HDR_BYTES);
+				r = hc_io(ix, REQ_OP_WRITE, at, s, ix->block_size);
 				continue;
 			}
 			ix->st.objects++;
@@ -1693,7 +1879,7 @@ static int hc_alloc_ram(struct hc_index *ix)
 			ix->owidth = ix->way_bits + ix->lbits;
 			ob = BITS_TO_LONGS((u64)ix->sets * ix->ram_ways * ix->owidth) *
 			     sizeof(long);
-			ix->obits = kvzalloc(ob, GFP_KERNEL);
+			ix->obits = hc_ram_alloc(ix, ob);
 			ix->pend = kvmalloc_array(HC_PEND_MAX, sizeof(*ix->pend), GFP_KERNEL);
 			ix->sbuf = kmalloc(HC_SPILL_BLOCK, GFP_KERNEL);
 			if (!ix->obits || !ix->pend || !ix->sbuf)
@@ -1706,9 +1892,38 @@ static int hc_alloc_ram(struct hc_index *ix)
 		return 0;
 	}
 	ob = BITS_TO_LONGS(ix->sets * ix->ways * ix->width) * sizeof(long);
-	ix->bits = kvzalloc(ob, GFP_KERNEL);
+	ix->bits = hc_ram_alloc(ix, ob);
 	ix->bits_bytes += ob;
 	return ix->bits ? 0 : -ENOMEM;
+}
+
+/*
+ * Will the rebuild of an attach get its scratch RAM (as hc_ram_alloc would take
+ * it)? Format asks, so that it never writes an index that cannot be attached.
+ */
+static bool hc_rebuild_fits(struct hc_index *ix)
+{
+	u64 slots = ix->sets * ix->ways, need = 0;
+
+	if (hc_is_log(ix))
+		need = max(ix->log_blocks * sizeof(struct hc_rec), slots * sizeof(u64));
+	if (ix->policy == HC_POLICY_LOGLRU)
+		need = max(need, BITS_TO_LONGS(slots * (ix->width + ix->lbits)) * sizeof(long));
+	if (need <= INT_MAX)
+		return true;
+	ix->ram_refused = max(ix->ram_refused, need);
+	return false;
+}
+
+/* @r of hc_alloc_ram or a rebuild, and what to say if the geometry asked too much RAM */
+static int hc_ram_verdict(struct hc_index *ix, int r)
+{
+	if (r && ix->ram_refused) {
+		pr_warn("hashcache: %pg: the index would need %llu bytes of RAM in one piece; at most %d\n",
+			ix->bdev, ix->ram_refused, INT_MAX);
+		r = -EINVAL;
+	}
+	return r;
 }
 
 /* Prefetch only for a log, and a Log field within 63 bits (bit 63: spilled) */
@@ -1783,21 +1998,24 @@ static int hc_do_format(struct hc_format *f)
 
 		ix->log_off = HC_TABLE_OFFSET;
 		ix->log_blocks = div_u64(lb, ix->block_size);
-		if (ix->log_off + lb > ix->dev_bytes || lb % ix->block_size ||
+		if (lb > ix->dev_bytes - ix->log_off || lb % ix->block_size ||
 		    ix->log_blocks < 2 * (HC_LOG_WBUF_BYTES / ix->block_size) ||
 		    ix->log_blocks > U32_MAX)
 			goto out;
 		/* as many slots as the log holds records */
 		ix->sets = f->sets ?: max_t(u64, 1, div_u64(ix->log_blocks, ix->ways));
-		if (ix->sets * ix->ways > U32_MAX)
+		if (ix->sets > U32_MAX / ix->ways)
 			goto out;
 		ix->spill_off = ix->log_off + lb;
 		if (ix->policy == HC_POLICY_LOGLRU &&
 		    ix->spill_off + hc_spill_bytes(ix) > ix->dev_bytes)
 			goto out;
 	} else {
-		ix->sets = f->sets ?: div64_u64(ix->dev_bytes - HC_TABLE_OFFSET, set_bytes);
-		if (HC_TABLE_OFFSET + ix->sets * set_bytes > ix->dev_bytes)
+		/* (a count, not sets * set_bytes: that product can wrap) */
+		u64 fit = div64_u64(ix->dev_bytes - HC_TABLE_OFFSET, set_bytes);
+
+		ix->sets = f->sets ?: fit;
+		if (ix->sets > fit)
 			goto out;
 	}
 	if (f->policy == HC_POLICY_SETMEMLRU) {
@@ -1817,6 +2035,9 @@ static int hc_do_format(struct hc_format *f)
 	ix->seed = f->seed ?: get_random_u64();
 	ix->format_id = get_random_u64() | 1;
 	r = hc_alloc_ram(ix);
+	if (!r && !hc_rebuild_fits(ix))
+		r = -ENOMEM;
+	r = hc_ram_verdict(ix, r);
 	if (r)
 		goto out;
 	/* both copies: no superblock of an earlier format can win */
@@ -1867,7 +2088,7 @@ static bool hc_geometry_ok(struct hc_index *ix)
 		ix->spill_off + hc_spill_bytes(ix) <= ix->dev_bytes);
 }
 
-static int hc_do_attach(struct hc_attach *a)
+static int hc_do_attach(struct hc_attach *a, struct hc_index **out_ix)
 {
 	struct hc_sb_disk *sb[HC_SB_COPIES] = {};
 	struct hc_sb_disk *best = NULL;
@@ -1918,25 +2139,32 @@ static int hc_do_attach(struct hc_attach *a)
 	}
 	if (!le32_to_cpu(best->clean))
 		a->flags |= HC_ATTACH_RECOVERED;
-	r = hc_alloc_ram(ix);
+	r = hc_ram_verdict(ix, hc_alloc_ram(ix));
 	if (r)
 		goto out;
 	if (ix->policy == HC_POLICY_LOGLRU)
 		r = hc_loglru_rebuild(ix);
 	else
 		r = hc_is_log(ix) ? hc_log_rebuild(ix) : hc_rebuild(ix);
+	r = hc_ram_verdict(ix, r);
 	if (r)
 		goto out;
 	r = hc_sb_write(ix, false);
 	if (r)
 		goto out;
+	/*
+	 * An id never given before (ids go round only after 2^31 attaches), kept
+	 * for @ix but not yet published: nobody can reach the index by it until
+	 * the caller has it (hc_publish), and nothing else can have it meanwhile.
+	 */
 	mutex_lock(&hc_idr_lock);
-	r = idr_alloc(&hc_idr, ix, 1, 0, GFP_KERNEL);
+	r = idr_alloc_cyclic(&hc_idr, NULL, 1, 0, GFP_KERNEL);
 	mutex_unlock(&hc_idr_lock);
 	if (r < 0)
 		goto out;
 	ix->id = r;
 	a->id = r;
+	*out_ix = ix;
 	ix = NULL;
 	r = 0;
 out:
@@ -1945,6 +2173,14 @@ out:
 	if (ix)
 		kref_put(&ix->ref, hc_release);
 	return r;
+}
+
+/* the attached @ix reachable by its id from now on */
+static void hc_publish(struct hc_index *ix)
+{
+	mutex_lock(&hc_idr_lock);
+	idr_replace(&hc_idr, ix, ix->id);
+	mutex_unlock(&hc_idr_lock);
 }
 
 /* The index @id with a reference, its lock held; NULL if there is none. */
@@ -1974,16 +2210,11 @@ static void hc_put_index(struct hc_index *ix)
 	kref_put(&ix->ref, hc_release);
 }
 
-static int hc_do_detach(u32 id)
+/* detach @ix, whose id is gone from the idr: write what is buffered, mark it clean */
+static int hc_detach_index(struct hc_index *ix)
 {
-	struct hc_index *ix;
 	int r;
 
-	mutex_lock(&hc_idr_lock);
-	ix = idr_remove(&hc_idr, id);
-	mutex_unlock(&hc_idr_lock);
-	if (!ix)
-		return -ENOENT;
 	mutex_lock(&ix->lock);
 	ix->dead = true;
 	r = hc_is_log(ix) ? hc_log_flush(ix) : 0;
@@ -1992,6 +2223,21 @@ static int hc_do_detach(u32 id)
 	mutex_unlock(&ix->lock);
 	kref_put(&ix->ref, hc_release);
 	return r;
+}
+
+static int hc_do_detach(u32 id)
+{
+	struct hc_index *ix;
+
+	mutex_lock(&hc_idr_lock);
+	/* an id reserved by an attach not yet done is nobody's to detach */
+	ix = idr_find(&hc_idr, id);
+	if (ix)
+		idr_remove(&hc_idr, id);
+	mutex_unlock(&hc_idr_lock);
+	if (!ix)
+		return -ENOENT;
+	return hc_detach_index(ix);
 }
 
 /* ---------------------------------------------------------------------
@@ -2015,11 +2261,19 @@ static int hc_copy_in(void *k, const void __user *u, size_t size)
 	return 0;
 }
 
+/*
+ * PUT, GET, LOOKUP, DELETE. The caller's memory is read before the index's
+ * lock is taken and written after it is dropped, through a bounce buffer: a
+ * value in memory that faults slowly (userfaultfd, a file on a slow disk)
+ * stalls its own caller, never the index's other users.
+ */
 static long hc_object_ioctl(unsigned int cmd, void __user *arg)
 {
 	struct hc_object o;
 	struct hc_index *ix;
 	u8 key[HC_KEY_MAX];
+	void *val = NULL;
+	u64 cap = 0;
 	int r;
 
 	r = hc_copy_in(&o, arg, sizeof(o));
@@ -2030,17 +2284,39 @@ static long hc_object_ioctl(unsigned int cmd, void __user *arg)
 		return -EINVAL;
 	if (copy_from_user(key, u64_to_user_ptr(o.key), o.key_len))
 		return -EFAULT;
+	if (cmd == HC_IOC_PUT && o.value_len) {
+		/* no slot holds more (the index's own limit is checked under its lock) */
+		if (o.value_len > HC_VALUE_MAX_ANY)
+			return -EFBIG;
+		val = kvmalloc(o.value_len, GFP_KERNEL_ACCOUNT);
+		if (!val)
+			return -ENOMEM;
+		if (copy_from_user(val, u64_to_user_ptr(o.value), o.value_len)) {
+			r = -EFAULT;
+			goto out;
+		}
+	} else if (cmd == HC_IOC_GET) {
+		/*
+		 * what the caller's buffer takes, at most what any slot holds (hc_get
+		 * copies at most the smaller of value_len and the value's length)
+		 */
+		cap = min_t(u64, o.value_len, HC_VALUE_MAX_ANY);
+		val = kvmalloc(max_t(u64, cap, 1), GFP_KERNEL_ACCOUNT);
+		if (!val)
+			return -ENOMEM;
+	}
+	r = -ENOENT;
 	ix = hc_get_index(o.id);
 	if (!ix)
-		return -ENOENT;
+		goto out;
 	o.found = 0;
 	o.dev_offset = 0;
 	switch (cmd) {
 	case HC_IOC_PUT:
-		r = hc_put(ix, key, o.key_len, u64_to_user_ptr(o.value), o.value_len, o.group);
+		r = hc_put(ix, key, o.key_len, val, o.value_len, o.group);
 		break;
 	case HC_IOC_GET:
-		r = hc_get(ix, key, o.key_len, u64_to_user_ptr(o.value), &o);
+		r = hc_get(ix, key, o.key_len, val, &o);
 		break;
 	case HC_IOC_LOOKUP:
 		r = hc_get(ix, key, o.key_len, NULL, &o);
@@ -2050,8 +2326,13 @@ static long hc_object_ioctl(unsigned int cmd, void __user *arg)
 		break;
 	}
 	hc_put_index(ix);
+	if (!r && cmd == HC_IOC_GET && o.found &&
+	    copy_to_user(u64_to_user_ptr(o.value), val, min(o.value_len, cap)))
+		r = -EFAULT;
 	if (!r && copy_to_user(arg, &o, sizeof(o)))
 		r = -EFAULT;
+out:
+	kvfree(val);
 	return r;
 }
 
@@ -2084,12 +2365,19 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 			return r;
 		if (a.id || a.flags || a.reserved0 || !hc_zero(a.reserved, sizeof(a.reserved)))
 			return -EINVAL;
-		r = hc_do_attach(&a);
-		if (!r && copy_to_user(arg, &a, sizeof(a))) {
-			hc_do_detach(a.id);
-			r = -EFAULT;
+		r = hc_do_attach(&a, &ix);
+		if (r)
+			return r;
+		if (copy_to_user(arg, &a, sizeof(a))) {
+			/* the caller never learnt the id: give it back, detach */
+			mutex_lock(&hc_idr_lock);
+			idr_remove(&hc_idr, ix->id);
+			mutex_unlock(&hc_idr_lock);
+			hc_detach_index(ix);
+			return -EFAULT;
 		}
-		return r;
+		hc_publish(ix);
+		return 0;
 	}
 	case HC_IOC_DETACH:
 	case HC_IOC_FLUSH: {

@@ -161,7 +161,8 @@ struct hc_stats {
 	__u64 prefetch_reads;	/* PREFETCH: reads of a record and the rest of its group */
 	__u64 prefetch_hits;	/* PREFETCH: records served from the last group read */
 	__u64 torn_records;	/* slots or records a crash left torn, found at attach */
-	__u64 reserved[2];
+	__u64 bad_entries;	/* LOGLRU: spill entries out of range, ignored */
+	__u64 reserved;
 };
 
 #define HC_IOC_MAGIC		0xC4
