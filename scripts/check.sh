@@ -57,7 +57,7 @@ case ${1:-} in
 esac
 STAGES=${CHECK_STAGES:-"deps lint kunit user deb vm-6.12 vm-6.1 vm-debug bench boot harness$([ "$full" = 1 ] && echo " boot-systemd")"}
 JOBS=${CHECK_JOBS:-2}
-VM_SUITES=ssc-table,ssc-io,ssc-persist,ssc-errors,ssc-crash,ssc-torture,ssc-gc,hcctl,monitor,replay,hashcache,ssdalloc
+VM_SUITES=ssc-table,ssc-io,ssc-persist,ssc-errors,ssc-crash,ssc-torture,ssc-gc,hcctl,monitor,replay,hashcache,hashcache-hostile,ssdalloc
 SMOKE_6_1=ssc-table,ssc-io,hashcache,ssdalloc
 # the origin across the network: on 6.12, and on 6.1 with --full; not on the debug
 # kernel (no time to spare in its lane, and its config has no INET, NET_NS, VETH, NBD)

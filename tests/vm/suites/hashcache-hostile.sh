@@ -1,0 +1,236 @@
+# SPDX-License-Identifier: GPL-2.0
+# HashCache against a hostile device and careless callers (issue 22's review):
+#  - the device written under an attached index: LogLRU's spill entries crafted
+#    (a group run past the prefetch buffer, a log block past the log): ignored
+#    and counted, never a read past a buffer or the log;
+#  - a buffered reader of LOOKUP's offset after an overwrite in place (Basic)
+#    and after the log wrapped over the record: never the bytes of before;
+#  - ids never reused across detach and attach;
+#  - a PUT or GET whose buffer faults slowly (userfaultfd: tests/tools/hc-stall.c)
+#    holds up no other caller of the index;
+#  - format requests whose size arithmetic wraps, or whose RAM part kvmalloc
+#    cannot take: refused with a clear error, the old index intact;
+#  - an overwrite torn by a power cut at every crash point (dm-log-writes,
+#    replay-log): the key holds its old or its new value, never nothing.
+# Whether the kernel stayed healthy (no KASAN report, no WARN) is the
+# harness's console scan. Devices: nullb0 = 16 MiB under dm-linear "hx" (the
+# index device; nullb0 is the same bytes, written behind the index's back),
+# nullb1 = 24 MiB under dm-log-writes, nullb2 = its log, nullb3 = the replay,
+# nullb4 = the copy each crash point checks.
+
+check "modprobe hashcache" modprobe hashcache
+check "null_blk index device" null_blk_add 16
+RAW=/dev/nullb0
+check "dm-linear hx over it" dmsetup create hx --table "0 $(sectors $RAW) linear $RAW 0"
+D=/dev/mapper/hx
+rc() { "$@" > /dev/null 2>&1; echo $?; }
+st() { hcctl --json index stats "$1" | jq -r ".$2"; }
+keys() { awk -v p="$1" -v n="$2" -v v="${3-}" 'BEGIN { for (i = 0; i < n; i++) print p i (v == "" ? "" : " " v i) }'; }
+# mput_keys DEVICE PREFIX N VALUE-PREFIX: N puts in one hcctl
+mput_keys() { keys "$2" "$3" "$4" | hcctl index mput "$1"; }
+# tally PREFIX VALUE-PREFIX: of mget's answers, "found wrong missing"
+tally() {
+	awk -F'\t' -v p="$1" -v v="$2" '
+		NF < 2 { m++; next }
+		{ if ($2 == v substr($1, length(p) + 1)) f++; else { w++; print "# wrong: " $0 > "/dev/stderr" } }
+		END { print f + 0, w + 0, m + 0 }'
+}
+# entries FILE VALUE-BYTES: a 4 KiB spill block of 512 entries, each the 8 bytes
+# given as printf escapes (little-endian)
+entries() { for _ in $(seq 512); do printf "$2"; done > "$1"; }
+
+diag "at $(cut -d" " -f1 /proc/uptime)s: crafted spill entries"
+# --- LogLRU's spill region, written under the attached index ---------------------
+# 4 sets of 8 ways, 4 ways' log blocks in RAM: 32 objects put (the hash seed
+# fixed, so the same of them fit every run), and the other ways' entries are in
+# the spill region once attach has rebuilt it
+check "loglru with prefetch, 4 sets" hcctl index format --policy loglru --prefetch --sets 4 --seed 7 $D
+check "attach" hcctl index attach $D
+check "32 puts" mput_keys $D s 32 val-
+check "detach and attach: the spill region written" sh -c "hcctl index detach $D && hcctl index attach $D"
+SPILL=$((8192 + $(hcctl --json index info $D | jq -r .log_bytes)))
+N=$(st $D objects)
+diag "$N objects of the 32 kept"
+# mget_clean: no wrong value, and mget exits 0 or 5 (keys missing: the ways of
+# refused entries are free) with no failed ioctl (stderr "line N: ...")
+mget_clean() {
+	keys s 32 | hcctl index mget $D > /tmp/mg.out 2> /tmp/mg.err
+	rc=$?
+	set -- $(tally s val- < /tmp/mg.out)
+	echo "wrong $2, exit $rc, errors $(grep -c 'line [0-9]*:' /tmp/mg.err)"
+}
+check "the spill region holds entries" sh -c \
+	"dd if=$RAW bs=4096 skip=$((SPILL / 4096)) count=1 iflag=direct 2>/dev/null | od -An -tx8 | grep -q '8[0-9a-f]\{15\}'"
+# bit 63, a group run of 255 records (2 MiB at 8 KiB: the prefetch buffer is
+# 256 KiB), log block 0, pass 0: a read of 256 records into the buffer, before
+entries /tmp/spill-run '\x00\x00\x00\x00\xf0\x0f\x00\x80'
+check "spill entries crafted: group run 255" \
+	dd if=/tmp/spill-run of=$RAW bs=4096 seek=$((SPILL / 4096)) oflag=direct conv=notrunc
+r=$(mget_clean)
+case $r in "wrong 0, exit "[05]", errors 0") ok "lookups after the crafted runs: no wrong value, no error ($r)" ;;
+*) not_ok "lookups after the crafted runs: no wrong value, no error # $r" ;; esac
+b1=$(st $D bad_entries)
+check "the crafted entries were refused and counted ($b1)" test "$b1" -gt 0
+# the ways whose entries were refused are free now: the rebuild of an attach
+# finds their records in the log and writes the spill region again
+check "detach and attach: the spill region rewritten" sh -c "hcctl index detach $D && hcctl index attach $D"
+check_eq "every object back from the log" "$N" "$(st $D objects)"
+# bit 63, log block 2^32 - 1, pass 15: the pass before this one (the log has
+# not wrapped), so the block counts as live if past the log's end: a read
+# 32 TiB into a 16 MiB device, before
+entries /tmp/spill-off '\xff\xff\xff\xff\x0f\x00\x00\x80'
+check "spill entries crafted: log block past the log" \
+	dd if=/tmp/spill-off of=$RAW bs=4096 seek=$((SPILL / 4096)) oflag=direct conv=notrunc
+r=$(mget_clean)
+case $r in "wrong 0, exit "[05]", errors 0") ok "lookups after the crafted blocks: no wrong value, no error ($r)" ;;
+*) not_ok "lookups after the crafted blocks: no wrong value, no error # $r" ;; esac
+# (counters start again at every attach)
+check "refused and counted again ($(st $D bad_entries))" test "$(st $D bad_entries)" -gt 0
+check "the kernel log says what it ignored" sh -c "dmesg | grep -q 'spill entry of slot .* out of range'"
+check "puts and gets go on" sh -c "hcctl index put $D after ok && test \"\$(hcctl index get $D after)\" = ok"
+check "detach" hcctl index detach $D
+
+diag "at $(cut -d" " -f1 /proc/uptime)s: buffered readers of LOOKUP's offset"
+# --- the page cache over what the index writes ----------------------------------
+# lookup_read KEY: the value at LOOKUP's offset, read through the page cache
+lookup_read() {
+	set -- $(hcctl index lookup $D "$1")
+	dd if=$D bs=4096 iflag=skip_bytes,count_bytes skip="$1" count="$2" 2>/dev/null
+}
+check "basic" hcctl index format --policy basic $D
+check "attach" hcctl index attach $D
+head -c 3000 /dev/urandom > /tmp/v1
+head -c 3000 /dev/urandom > /tmp/v2
+check "put k v1" sh -c "hcctl index put $D k < /tmp/v1"
+# same_lookup KEY FILE: the value read through the page cache is FILE's
+same_lookup() { lookup_read "$1" | cmp - "$2"; }
+check "a buffered read at LOOKUP's offset gives v1 (and caches it)" same_lookup k /tmp/v1
+check "put k v2 (in place: Basic has one way)" sh -c "hcctl index put $D k < /tmp/v2"
+check "a buffered read there now gives v2, not the cached v1" same_lookup k /tmp/v2
+check "detach" hcctl index detach $D
+# a log of 64 records (the least: twice the write buffer): 64 more puts wrap it
+check "log of 512 KiB" hcctl index format --policy log --log-size 512K $D
+check "attach" hcctl index attach $D
+check "put w0" hcctl index put $D w0 first
+set -- $(hcctl index lookup $D w0)
+OFF0=$1
+check_eq "a buffered read of w0 (cached)" first "$(lookup_read w0)"
+check "64 more puts: the log wraps over w0's record" mput_keys $D x 64 xval-
+check "flush" hcctl index flush $D
+hit=
+for k in $(keys x 64); do
+	set -- $(hcctl index lookup $D "$k")
+	[ "$1" = "$OFF0" ] && { hit=$k; break; }
+done
+check "a record now where w0's was" test -n "$hit"
+check_eq "a buffered read there gives that record's value" "xval-${hit#x}" \
+	"$(lookup_read "${hit:-x0}")"
+check "detach" hcctl index detach $D
+
+diag "at $(cut -d" " -f1 /proc/uptime)s: ids"
+# --- ids are never reused ------------------------------------------------------
+check "format set" hcctl index format --policy set $D
+check "attach" hcctl index attach $D
+id1=$(hcctl --json index info $D | jq -r .id)
+check "detach and attach again" sh -c "hcctl index detach $D && hcctl index attach $D"
+id2=$(hcctl --json index info $D | jq -r .id)
+check "a new id after detach and attach ($id1, then $id2)" test "$id2" != "$id1"
+check "put" hcctl index put $D keep kept
+# --- a caller's buffer that faults slowly stalls that caller only ------------------
+out=$(hc-stall $D 2>&1)
+case $? in
+0) ok "hc-stall: PUT and GET with buffers behind userfaultfd stall no other caller"
+   diag "hc-stall: $(printf '%s\n' "$out" | grep -c '^ok') checks passed" ;;
+3) diag "hc-stall not run: this kernel has no userfaultfd (the 6.12 run has it)" ;;
+*) not_ok "hc-stall: PUT and GET with buffers behind userfaultfd stall no other caller"
+   printf '%s\n' "$out" | grep -v '^ok' | sed 's/^/# /' ;;
+esac
+check "detach" hcctl index detach $D
+
+diag "at $(cut -d" " -f1 /proc/uptime)s: format sizes"
+# --- format requests that do not fit ---------------------------------------------
+# 2^48 sets of 64 KiB: 2^64 bytes, which wraps to 0 in 64 bits
+check_eq "format with 2^48 sets of 64 KiB: exit 1" 1 \
+	"$(rc hcctl index format --policy set --ways 8 --block-size 8K --sets 281474976710656 $D)"
+# (EINVAL: hcctl's exit 2, a request that cannot be; before, kvmalloc's WARN and ENOMEM)
+check_eq "format of a log with 2^29 sets of 8 ways (a 24 GiB RAM part): exit 2" 2 \
+	"$(rc hcctl index format --policy log --sets 536870911 --ways 8 $D)"
+check "the kernel log says why (RAM)" sh -c "dmesg | tail -n 5 | grep -q 'would need .* bytes of RAM'"
+check "the index before is intact" sh -c \
+	"hcctl index attach $D && test \"\$(hcctl index get $D keep)\" = kept && hcctl index detach $D"
+
+diag "at $(cut -d" " -f1 /proc/uptime)s: torn overwrites"
+# --- an overwrite cut at every crash point ---------------------------------------
+# A set index under dm-log-writes: k put, then overwritten twice. At every FUA
+# point of the log (every slot write is FUA) the replay copy is attached as it
+# was, with the write in flight after the point torn (its first half garbage): k
+# must hold "old" or "new", and the other keys their values; then k deleted must
+# stay deleted, also across a detach and attach (a crash between the two writes
+# of an overwrite leaves two copies: the older must not come back).
+check "modprobe dm-log-writes" modprobe dm-log-writes
+check "index device under the log" null_blk_add 24
+check "log device" null_blk_add 64
+check "replay device" null_blk_add 24
+check "check copy" null_blk_add 24
+U=/dev/nullb1 L=/dev/nullb2 R=/dev/nullb3
+check "log-writes over it" dmsetup create lw --table "0 $(sectors $U) log-writes $U $L"
+check "format set, 2 sets" hcctl index format --policy set --sets 2 /dev/mapper/lw
+check "attach" hcctl index attach /dev/mapper/lw
+check "6 puts" mput_keys /dev/mapper/lw o 6 oval-
+check "k old" hcctl index put /dev/mapper/lw k old
+check "flush" hcctl index flush /dev/mapper/lw
+check "mark" dmsetup message lw 0 mark over
+check "k new, twice" sh -c "hcctl index put /dev/mapper/lw k new && hcctl index put /dev/mapper/lw k new"
+check "detach" hcctl index detach /dev/mapper/lw
+check "log down" dmsetup remove lw
+replay-log list $L > /tmp/hl.txt
+cat > /tmp/torn-check.sh <<'EOF'
+#!/bin/sh
+# A crash point: the copy as the device was, and the next data write of the log,
+# if any, half written (its first half garbage: a write torn by the power cut).
+# Before the mark: k missing or "old"; after it: "old" or "new", the 6 others there.
+set -u
+C=/dev/nullb4
+ssz=$(sed -n 's/^# sector size \([0-9]*\),.*/\1/p' /tmp/hl.txt)
+next=$(awk -v e="$REPLAY_ENTRY" '$1 > e && $2 !~ /[DM]/ && $4 > 0 { print $3, $4; exit }' /tmp/hl.txt)
+if [ -n "$next" ]; then
+	set -- $next
+	half=$(($2 / 2))
+	[ "$half" -gt 0 ] && dd if=/dev/urandom of=$C bs="$ssz" seek="$1" count="$half" oflag=direct conv=notrunc 2>/dev/null
+fi
+if ! hcctl index attach $C > /dev/null 2>&1; then
+	[ -z "$REPLAY_MARK" ] && exit 0	# formatting: no superblock yet
+	echo "entry $REPLAY_ENTRY: attach failed after the mark"
+	exit 1
+fi
+v=$(hcctl index get $C k 2>/dev/null)
+o=$(printf 'o%s\n' 0 1 2 3 4 5 | hcctl index mget $C | awk -F'\t' '$2 == "oval-" substr($1, 2)' | wc -l)
+w=$(printf 'o%s\n' 0 1 2 3 4 5 | hcctl index mget $C | awk -F'\t' 'NF > 1 && $2 != "oval-" substr($1, 2)' | wc -l)
+d=
+if [ -n "$v" ]; then
+	hcctl index del $C k > /dev/null 2>&1 || d="the delete failed"
+	[ -z "$d" ] && hcctl index get $C k > /dev/null 2>&1 && d="k still there after its delete"
+	hcctl index detach $C > /dev/null && hcctl index attach $C > /dev/null || d="${d:-detach and attach after the delete failed}"
+	[ -z "$d" ] && u=$(hcctl index get $C k 2>/dev/null) && d="k back after its delete, detach and attach: '$u'"
+fi
+hcctl index detach $C > /dev/null
+[ -z "$d" ] || { echo "entry $REPLAY_ENTRY: $d"; exit 1; }
+[ "$w" = 0 ] || { echo "entry $REPLAY_ENTRY: $w wrong values"; exit 1; }
+if [ -z "$REPLAY_MARK" ]; then
+	case $v in ""|old) exit 0 ;; esac
+	echo "entry $REPLAY_ENTRY, before the mark: k is '$v'"
+	exit 1
+fi
+case $v in old|new) ;; *) echo "entry $REPLAY_ENTRY: k is '$v', not old or new"; exit 1 ;; esac
+[ "$o" = 6 ] || { echo "entry $REPLAY_ENTRY: $o of the 6 other keys"; exit 1; }
+EOF
+chmod +x /tmp/torn-check.sh
+if replay-log sweep -e 1 -m 3 $L $R /dev/nullb4 /tmp/torn-check.sh > /tmp/torn.out 2>&1; then
+	ok "every crash point, the next write torn: k old or new, the others there ($(tail -n 1 /tmp/torn.out))"
+else
+	not_ok "every crash point, the next write torn: k old or new, the others there"
+	tail -n 20 /tmp/torn.out | sed 's/^/# /'
+fi
+check "remove hx" dmsetup remove hx
+check "rmmod hashcache" rmmod hashcache
+check "null_blk teardown" null_blk_teardown
