@@ -58,7 +58,7 @@ esac
 STAGES=${CHECK_STAGES:-"deps lint kunit user deb vm-6.12 vm-6.1 vm-debug bench boot harness$([ "$full" = 1 ] && echo " boot-systemd")"}
 JOBS=${CHECK_JOBS:-2}
 VM_SUITES=ssc-table,ssc-io,ssc-persist,ssc-errors,ssc-crash,ssc-torture,ssc-gc,hcctl,monitor,replay,hashcache,hashcache-hostile,ssdalloc
-SMOKE_6_1=ssc-table,ssc-io,hashcache,ssdalloc
+SMOKE_6_1=ssc-table,ssc-io,hashcache,hashcache-hostile,ssdalloc
 # the origin across the network: on 6.12, and on 6.1 with --full; not on the debug
 # kernel (no time to spare in its lane, and its config has no INET, NET_NS, VETH, NBD)
 # on 6.12 only (and 6.1 with --full): the debug kernel has no networking for the NBD
