@@ -373,3 +373,19 @@ EOF
 
 # ack_read ACKDEV: the number of the last write crash_until_killed saw acknowledged
 ack_read() { dd if="$1" bs=4096 count=1 2>/dev/null | tr -d ' \n\000'; }
+
+# rc CMD...: CMD's exit status, its output dropped
+rc() { "$@" > /dev/null 2>&1; echo $?; }
+
+# HashCache's suites (hashcache, hashcache-hostile):
+# keys PREFIX N [VALUE-PREFIX]: lines "PREFIX0 VALUE-PREFIX0" .. (keys only without VALUE-PREFIX)
+keys() { awk -v p="$1" -v n="$2" -v v="${3-}" 'BEGIN { for (i = 0; i < n; i++) print p i (v == "" ? "" : " " v i) }'; }
+# mput_keys DEVICE PREFIX N VALUE-PREFIX: N puts in one hcctl
+mput_keys() { keys "$2" "$3" "$4" | hcctl index mput "$1"; }
+# tally PREFIX VALUE-PREFIX: of mget's answers, "found wrong missing"
+tally() {
+	awk -F'\t' -v p="$1" -v v="$2" '
+		NF < 2 { m++; next }
+		{ if ($2 == v substr($1, length(p) + 1)) f++; else { w++; print "# wrong: " $0 > "/dev/stderr" } }
+		END { print f + 0, w + 0, m + 0 }'
+}

@@ -95,7 +95,6 @@ check "zero-page counters are shown" sh -c "grep -q '^swpout_zero [0-9]' $SYS/st
 check_fails "loading it twice is refused" sh -c "insmod /lib/modules/\$(uname -r)/extra/flashvm.ko"
 
 # --- hcctl swap ------------------------------------------------------------------
-rc() { "$@" > /dev/null 2>&1; echo $?; }
 echo true > /sys/kernel/mm/swap/vma_ra_enabled
 check "hcctl swap tune" hcctl swap tune stride_pages=1 sample_inv=25
 check_eq "tune set the tunables" "1 25" "$(cat $SYS/stride_pages $SYS/sample_inv | tr '\n' ' ' | sed 's/ $//')"

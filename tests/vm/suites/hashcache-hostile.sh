@@ -23,18 +23,7 @@ check "null_blk index device" null_blk_add 16
 RAW=/dev/nullb0
 check "dm-linear hx over it" dmsetup create hx --table "0 $(sectors $RAW) linear $RAW 0"
 D=/dev/mapper/hx
-rc() { "$@" > /dev/null 2>&1; echo $?; }
 st() { hcctl --json index stats "$1" | jq -r ".$2"; }
-keys() { awk -v p="$1" -v n="$2" -v v="${3-}" 'BEGIN { for (i = 0; i < n; i++) print p i (v == "" ? "" : " " v i) }'; }
-# mput_keys DEVICE PREFIX N VALUE-PREFIX: N puts in one hcctl
-mput_keys() { keys "$2" "$3" "$4" | hcctl index mput "$1"; }
-# tally PREFIX VALUE-PREFIX: of mget's answers, "found wrong missing"
-tally() {
-	awk -F'\t' -v p="$1" -v v="$2" '
-		NF < 2 { m++; next }
-		{ if ($2 == v substr($1, length(p) + 1)) f++; else { w++; print "# wrong: " $0 > "/dev/stderr" } }
-		END { print f + 0, w + 0, m + 0 }'
-}
 # entries FILE VALUE-BYTES: a 4 KiB spill block of 512 entries, each the 8 bytes
 # given as printf escapes (little-endian)
 entries() { for _ in $(seq 512); do printf "$2"; done > "$1"; }

@@ -13,20 +13,8 @@ check "/dev/hashcache exists" test -c /dev/hashcache
 check "null_blk index device" null_blk_add 16
 DEV=/dev/nullb0
 
-rc() { "$@" > /dev/null 2>&1; echo $?; }
 st() { hcctl --json index stats "$1" | jq -r ".$2"; }
-# keys PREFIX N [VALUE-PREFIX]: lines "PREFIX0 VALUE-PREFIX0" .. (keys only without VALUE-PREFIX)
-keys() { awk -v p="$1" -v n="$2" -v v="${3-}" 'BEGIN { for (i = 0; i < n; i++) print p i (v == "" ? "" : " " v i) }'; }
 is_log() { case $1 in log|loglru) return 0 ;; esac; return 1; }
-# mput_keys DEVICE PREFIX N VALUE-PREFIX: N puts in one hcctl
-mput_keys() { keys "$2" "$3" "$4" | hcctl index mput "$1"; }
-# tally PREFIX VALUE-PREFIX: of mget's answers, "found wrong missing"
-tally() {
-	awk -F'\t' -v p="$1" -v v="$2" '
-		NF < 2 { m++; next }
-		{ if ($2 == v substr($1, length(p) + 1)) f++; else { w++; print "# wrong: " $0 > "/dev/stderr" } }
-		END { print f + 0, w + 0, m + 0 }'
-}
 
 diag "at $(cut -d" " -f1 /proc/uptime)s: errors"
 # --- errors -----------------------------------------------------------------

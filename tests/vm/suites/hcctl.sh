@@ -12,7 +12,6 @@ CACHE=/dev/nullb0
 ORIGIN=/dev/nullb1
 
 # rc CMD...: the exit status of a command, its output dropped
-rc() { "$@" > /dev/null 2>&1; echo $?; }
 # err_of CMD...: its stderr only
 err_of() { "$@" 2>&1 > /dev/null; }
 

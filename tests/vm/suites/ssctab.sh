@@ -19,7 +19,6 @@ ln -sf ../../nullb0 /dev/disk/by-id/test-cache-a
 ln -sf ../../nullb1 /dev/disk/by-id/test-origin-a
 
 T=/tmp/ssctab
-rc() { "$@" > /dev/null 2>&1; echo $?; }
 # says WHAT PATTERN CMD...: ok if CMD's output (stdout and stderr) matches PATTERN
 says() {
 	w=$1 p=$2
