@@ -6,21 +6,30 @@
  * An object is a key (a byte string) and a value. The policies differ in
  * what they keep in RAM and so in the device I/Os an operation costs:
  *
- *   Basic   one object per bin, bin = hash mod bins; nothing in RAM; every
- *           lookup reads the bin, a miss too.
- *   Set     N-way sets, set = hash mod sets, read in one I/O; nothing in RAM.
- *   SetMem  Set plus, per slot in RAM, tag_bits of the hash, the LRU rank in
- *           the set and a valid bit (12 bits for 8 ways and 8 tag bits): a
- *           miss with no matching tag costs no I/O, a hit one read.
+ *   Basic      one object per bin, bin = hash mod bins; nothing in RAM; every
+ *              lookup reads the bin, a miss too.
+ *   Set        N-way sets, set = hash mod sets, read in one I/O; nothing in RAM.
+ *   SetMem     Set plus, per slot in RAM, tag_bits of the hash, the LRU rank in
+ *              the set and a valid bit (12 bits for 8 ways and 8 tag bits): a
+ *              miss with no matching tag costs no I/O, a hit one read.
+ *   SetMemLRU  SetMem's RAM for a bounded number of sets (frames, CLOCK).
+ *   Log        a circular log of records written through a buffer; RAM holds a
+ *              Log field (tag, rank, pass, log block) per slot.
+ *   LogLRU     Log with the pass and block of only some ways of each set in
+ *              RAM, the others in a spill region on the device.
  *
- * (SetMemLRU, Log and LogLRU are refused at format time for now.)
+ * Mechanism and policy: the device format, the superblock, device I/O, the
+ * ioctls, the stats and the ids are the mechanism; each policy is a struct
+ * hc_policy_ops (the table policies share one, Log and LogLRU one each) in
+ * hc_policies[], and the mechanism calls nothing else of it.
  *
  * The on-device format is in hc-format.h. After attach, the RAM part is
- * rebuilt by reading the Disk Table once; a slot whose CRC does not check
- * (a write torn by a crash) is empty, and a key is always compared in full
- * before an object is returned, so no wrong object is ever returned.
+ * rebuilt by reading the Disk Table or the log once; a slot whose CRC does
+ * not check (a write torn by a crash) is empty, and a key is always compared
+ * in full before an object is returned, so no wrong object is ever returned.
  *
- * One mutex per index serializes its operations.
+ * One mutex per index serializes its operations (every policy op runs under
+ * it); hc_idr_lock guards the ids, and is never taken under an index's mutex.
  *
  * Documentation/hashcache.rst in the project tree describes the interface.
  */
@@ -56,6 +65,33 @@
 #define HC_VALUE_MAX_ANY	(65536 - HC_SLOT_HDR_BYTES)	/* the largest slot's value */
 #define HC_SCAN_BYTES	SZ_1M	/* rebuild reads the table this much at a time */
 
+struct hc_index;
+struct hc_object;
+
+/*
+ * What a policy does, behind one table (hc_policies[]): the mechanism (the
+ * device format, the superblock, device I/O, the ioctls, the stats, ids)
+ * calls these and nothing else of a policy. Every op runs with the index's
+ * lock held.
+ */
+struct hc_policy_ops {
+	const char *name;
+	/* the RAM part and buffers, once the geometry is known (format, attach) */
+	int (*alloc_ram)(struct hc_index *ix);
+	/* attach: rebuild the RAM part from the device */
+	int (*recover)(struct hc_index *ix);
+	int (*insert)(struct hc_index *ix, const u8 *key, u32 klen, const void *val,
+		      u64 vlen, u32 group);
+	/* GET (@kval: up to o->value_len bytes of the value) or LOOKUP (@kval NULL) */
+	int (*lookup)(struct hc_index *ix, const u8 *key, u32 klen, void *kval,
+		      struct hc_object *o);
+	int (*remove)(struct hc_index *ix, const u8 *key, u32 klen, struct hc_object *o);
+	/* what is buffered, to the device (NULL: nothing is) */
+	int (*flush)(struct hc_index *ix);
+	/* objects stored now (NULL: the stats' count) */
+	u64 (*objects)(struct hc_index *ix);
+};
+
 struct hc_index {
 	struct kref ref;
 	struct mutex lock;		/* everything below */
@@ -69,6 +105,7 @@ struct hc_index {
 
 	/* from the superblock */
 	u32 policy, flags, block_size, ways, tag_bits, resident_sets, ram_ways;
+	const struct hc_policy_ops *ops;	/* the policy's (hc_policies[policy]) */
 	u64 sets, seed, format_id, sb_seq, dev_bytes;
 	siphash_key_t hkey;
 
@@ -1561,8 +1598,8 @@ out:
  * Operations
  */
 
-static int hc_put(struct hc_index *ix, const u8 *key, u32 klen,
-		  const void *val, u64 vlen, u32 group)
+static int hc_table_insert(struct hc_index *ix, const u8 *key, u32 klen,
+			   const void *val, u64 vlen, u32 group)
 {
 	struct hc_slot_disk *s;
 	u64 set, tag, ios = 0, w0 = ix->st.write_ios;
@@ -1570,8 +1607,6 @@ static int hc_put(struct hc_index *ix, const u8 *key, u32 klen,
 	u32 way, old;
 	int r;
 
-	if (hc_is_log(ix))
-		return hc_log_put(ix, key, klen, val, vlen, group);
 	if (vlen > hc_max_value(ix))
 		return -EFBIG;
 	if (ix->stale_copy)
@@ -1638,8 +1673,8 @@ static int hc_put(struct hc_index *ix, const u8 *key, u32 klen,
  * GET (@kval set: up to o->value_len bytes of the value go there) or LOOKUP:
  * the object's place and length
  */
-static int hc_get(struct hc_index *ix, const u8 *key, u32 klen, void *kval,
-		  struct hc_object *o)
+static int hc_table_lookup(struct hc_index *ix, const u8 *key, u32 klen, void *kval,
+			   struct hc_object *o)
 {
 	struct hc_slot_disk *s;
 	u64 set, tag, ios = 0, vlen;
@@ -1647,8 +1682,6 @@ static int hc_get(struct hc_index *ix, const u8 *key, u32 klen, void *kval,
 	u32 way;
 	int r;
 
-	if (hc_is_log(ix))
-		return hc_log_get(ix, key, klen, kval, o);
 	ix->st.lookups++;
 	hc_hash(ix, key, klen, &set, &tag);
 	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
@@ -1677,7 +1710,7 @@ static int hc_get(struct hc_index *ix, const u8 *key, u32 klen, void *kval,
 	return 0;
 }
 
-static int hc_delete(struct hc_index *ix, const u8 *key, u32 klen, struct hc_object *o)
+static int hc_table_remove(struct hc_index *ix, const u8 *key, u32 klen, struct hc_object *o)
 {
 	struct hc_slot_disk *s;
 	u64 set, tag, ios = 0;
@@ -1685,8 +1718,6 @@ static int hc_delete(struct hc_index *ix, const u8 *key, u32 klen, struct hc_obj
 	u32 way;
 	int r;
 
-	if (hc_is_log(ix))
-		return hc_log_delete(ix, key, klen, o);
 	if (ix->stale_copy)
 		return -EIO;
 	hc_hash(ix, key, klen, &set, &tag);
@@ -1847,10 +1878,116 @@ static struct hc_index *hc_alloc(void)
 }
 
 /* Allocate the set buffer and (SetMem) the RAM part, once the geometry is known. */
-static int hc_alloc_ram(struct hc_index *ix)
+/* Table policies' RAM: SetMem's fields, SetMemLRU's frames; Basic and Set have none. */
+static int hc_table_alloc_ram(struct hc_index *ix)
 {
 	size_t ob;
 
+	if (ix->policy == HC_POLICY_SETMEMLRU)
+		return hc_frames_alloc(ix);
+	if (ix->policy != HC_POLICY_SETMEM)
+		return 0;
+	ob = BITS_TO_LONGS(ix->sets * ix->ways * ix->width) * sizeof(long);
+	ix->bits = hc_ram_alloc(ix, ob);
+	ix->bits_bytes += ob;
+	return ix->bits ? 0 : -ENOMEM;
+}
+
+/*
+ * Log policies' RAM: the write buffer, the prefetch buffer, Log's full fields
+ * or LogLRU's short fields with the RAM ways' entries, the spill queue and a
+ * spill block.
+ */
+static int hc_log_alloc_ram(struct hc_index *ix)
+{
+	size_t ob;
+
+	ix->lbits = HC_LOG_FIELD_BITS + (ix->flags & HC_FORMAT_PREFETCH ? HC_GLEN_BITS : 0);
+	if (ix->policy == HC_POLICY_LOG)
+		ix->width += ix->lbits;
+	ix->wbuf_blocks = HC_LOG_WBUF_BYTES / ix->block_size;
+	ix->wbuf = kvmalloc(HC_LOG_WBUF_BYTES, GFP_KERNEL);
+	if (!ix->wbuf)
+		return -ENOMEM;
+	if (ix->flags & HC_FORMAT_PREFETCH) {
+		ix->pfbuf = kvmalloc(HC_LOG_WBUF_BYTES, GFP_KERNEL);
+		if (!ix->pfbuf)
+			return -ENOMEM;
+	}
+	if (ix->policy == HC_POLICY_LOGLRU) {
+		ix->way_bits = order_base_2(ix->ways + 1);
+		ix->owidth = ix->way_bits + ix->lbits;
+		ob = BITS_TO_LONGS((u64)ix->sets * ix->ram_ways * ix->owidth) * sizeof(long);
+		ix->obits = hc_ram_alloc(ix, ob);
+		ix->pend = kvmalloc_array(HC_PEND_MAX, sizeof(*ix->pend), GFP_KERNEL);
+		ix->sbuf = kmalloc(HC_SPILL_BLOCK, GFP_KERNEL);
+		if (!ix->obits || !ix->pend || !ix->sbuf)
+			return -ENOMEM;
+		ix->bits_bytes = ob;
+	}
+	ob = BITS_TO_LONGS(ix->sets * ix->ways * ix->width) * sizeof(long);
+	ix->bits = hc_ram_alloc(ix, ob);
+	ix->bits_bytes += ob;
+	return ix->bits ? 0 : -ENOMEM;
+}
+
+/* ---------------------------------------------------------------------
+ * The policies
+ */
+
+static const struct hc_policy_ops hc_table_ops = {
+	.name		= "table",
+	.alloc_ram	= hc_table_alloc_ram,
+	.recover	= hc_rebuild,
+	.insert		= hc_table_insert,
+	.lookup		= hc_table_lookup,
+	.remove		= hc_table_remove,
+};
+
+static const struct hc_policy_ops hc_log_ops = {
+	.name		= "log",
+	.alloc_ram	= hc_log_alloc_ram,
+	.recover	= hc_log_rebuild,
+	.insert		= hc_log_put,
+	.lookup		= hc_log_get,
+	.remove		= hc_log_delete,
+	.flush		= hc_log_flush,
+	.objects	= hc_log_objects,
+};
+
+static const struct hc_policy_ops hc_loglru_ops = {
+	.name		= "loglru",
+	.alloc_ram	= hc_log_alloc_ram,
+	.recover	= hc_loglru_rebuild,
+	.insert		= hc_log_put,
+	.lookup		= hc_log_get,
+	.remove		= hc_log_delete,
+	.flush		= hc_log_flush,
+	.objects	= hc_log_objects,
+};
+
+/* by HC_POLICY_*: a new policy is its ops and a line here */
+static const struct hc_policy_ops *const hc_policies[] = {
+	[HC_POLICY_BASIC]	= &hc_table_ops,
+	[HC_POLICY_SET]		= &hc_table_ops,
+	[HC_POLICY_SETMEM]	= &hc_table_ops,
+	[HC_POLICY_SETMEMLRU]	= &hc_table_ops,
+	[HC_POLICY_LOG]		= &hc_log_ops,
+	[HC_POLICY_LOGLRU]	= &hc_loglru_ops,
+};
+
+/* the ops of policy @p, or NULL if there is no such policy */
+static const struct hc_policy_ops *hc_policy(u32 p)
+{
+	return p < ARRAY_SIZE(hc_policies) ? hc_policies[p] : NULL;
+}
+
+/*
+ * The set buffer and the hash key every policy has, the field widths, then
+ * the policy's own RAM (ops->alloc_ram), once the geometry is known.
+ */
+static int hc_alloc_ram(struct hc_index *ix)
+{
 	ix->buf = kvmalloc((size_t)ix->ways * ix->block_size, GFP_KERNEL);
 	if (!ix->buf)
 		return -ENOMEM;
@@ -1858,43 +1995,7 @@ static int hc_alloc_ram(struct hc_index *ix)
 	ix->hkey.key[1] = ix->seed ^ 0x9e3779b97f4a7c15ULL;
 	ix->rank_bits = ix->ways > 1 ? order_base_2(ix->ways) : 0;
 	ix->width = ix->tag_bits + ix->rank_bits + 1;
-	if (hc_is_log(ix)) {
-		ix->lbits = HC_LOG_FIELD_BITS +
-			    (ix->flags & HC_FORMAT_PREFETCH ? HC_GLEN_BITS : 0);
-		if (ix->policy == HC_POLICY_LOG)
-			ix->width += ix->lbits;
-		ix->wbuf_blocks = HC_LOG_WBUF_BYTES / ix->block_size;
-		ix->wbuf = kvmalloc(HC_LOG_WBUF_BYTES, GFP_KERNEL);
-		if (!ix->wbuf)
-			return -ENOMEM;
-		if (ix->flags & HC_FORMAT_PREFETCH) {
-			ix->pfbuf = kvmalloc(HC_LOG_WBUF_BYTES, GFP_KERNEL);
-			if (!ix->pfbuf)
-				return -ENOMEM;
-		}
-		if (ix->policy == HC_POLICY_LOGLRU) {
-			size_t ob;
-
-			ix->way_bits = order_base_2(ix->ways + 1);
-			ix->owidth = ix->way_bits + ix->lbits;
-			ob = BITS_TO_LONGS((u64)ix->sets * ix->ram_ways * ix->owidth) *
-			     sizeof(long);
-			ix->obits = hc_ram_alloc(ix, ob);
-			ix->pend = kvmalloc_array(HC_PEND_MAX, sizeof(*ix->pend), GFP_KERNEL);
-			ix->sbuf = kmalloc(HC_SPILL_BLOCK, GFP_KERNEL);
-			if (!ix->obits || !ix->pend || !ix->sbuf)
-				return -ENOMEM;
-			ix->bits_bytes = ob;
-		}
-	} else if (ix->policy == HC_POLICY_SETMEMLRU) {
-		return hc_frames_alloc(ix);
-	} else if (ix->policy != HC_POLICY_SETMEM) {
-		return 0;
-	}
-	ob = BITS_TO_LONGS(ix->sets * ix->ways * ix->width) * sizeof(long);
-	ix->bits = hc_ram_alloc(ix, ob);
-	ix->bits_bytes += ob;
-	return ix->bits ? 0 : -ENOMEM;
+	return ix->ops->alloc_ram(ix);
 }
 
 /*
@@ -1945,17 +2046,8 @@ static int hc_do_format(struct hc_format *f)
 
 	if (f->flags & ~HC_FORMAT_PREFETCH)
 		return -EINVAL;
-	switch (f->policy) {
-	case HC_POLICY_BASIC:
-	case HC_POLICY_SET:
-	case HC_POLICY_SETMEM:
-	case HC_POLICY_SETMEMLRU:
-	case HC_POLICY_LOG:
-	case HC_POLICY_LOGLRU:
-		break;
-	default:
+	if (!hc_policy(f->policy))
 		return -EINVAL;
-	}
 	/* groups are read together only from a log */
 	if ((f->flags & HC_FORMAT_PREFETCH) &&
 	    f->policy != HC_POLICY_LOG && f->policy != HC_POLICY_LOGLRU)
@@ -1970,6 +2062,7 @@ static int hc_do_format(struct hc_format *f)
 	if (!ix)
 		return -ENOMEM;
 	ix->policy = f->policy;
+	ix->ops = hc_policy(f->policy);
 	ix->flags = f->flags;
 	ix->block_size = f->block_size ?: HC_DEF_BLOCK;
 	ix->ways = f->policy == HC_POLICY_BASIC ? 1 : (f->ways ?: HC_DEF_WAYS);
@@ -2056,17 +2149,9 @@ static bool hc_geometry_ok(struct hc_index *ix)
 	bool lru = ix->policy == HC_POLICY_SETMEMLRU;
 	bool lru_log = ix->policy == HC_POLICY_LOGLRU;
 
-	switch (ix->policy) {
-	case HC_POLICY_BASIC:
-	case HC_POLICY_SET:
-	case HC_POLICY_SETMEM:
-	case HC_POLICY_SETMEMLRU:
-	case HC_POLICY_LOG:
-	case HC_POLICY_LOGLRU:
-		break;
-	default:
+	ix->ops = hc_policy(ix->policy);
+	if (!ix->ops)
 		return false;
-	}
 	if (ix->block_size < 4096 || ix->block_size > 65536 ||
 	    !is_power_of_2(ix->block_size) || !ix->ways || ix->ways > HC_MAX_WAYS ||
 	    !ix->tag_bits || ix->tag_bits > 16 || !ix->sets || set_bytes > HC_MAX_SET_BYTES ||
@@ -2142,11 +2227,7 @@ static int hc_do_attach(struct hc_attach *a, struct hc_index **out_ix)
 	r = hc_ram_verdict(ix, hc_alloc_ram(ix));
 	if (r)
 		goto out;
-	if (ix->policy == HC_POLICY_LOGLRU)
-		r = hc_loglru_rebuild(ix);
-	else
-		r = hc_is_log(ix) ? hc_log_rebuild(ix) : hc_rebuild(ix);
-	r = hc_ram_verdict(ix, r);
+	r = hc_ram_verdict(ix, ix->ops->recover(ix));
 	if (r)
 		goto out;
 	r = hc_sb_write(ix, false);
@@ -2217,7 +2298,7 @@ static int hc_detach_index(struct hc_index *ix)
 
 	mutex_lock(&ix->lock);
 	ix->dead = true;
-	r = hc_is_log(ix) ? hc_log_flush(ix) : 0;
+	r = ix->ops->flush ? ix->ops->flush(ix) : 0;
 	/* records the log could not take are lost: not clean then */
 	r = hc_sb_write(ix, !r) ?: r;
 	mutex_unlock(&ix->lock);
@@ -2313,16 +2394,16 @@ static long hc_object_ioctl(unsigned int cmd, void __user *arg)
 	o.dev_offset = 0;
 	switch (cmd) {
 	case HC_IOC_PUT:
-		r = hc_put(ix, key, o.key_len, val, o.value_len, o.group);
+		r = ix->ops->insert(ix, key, o.key_len, val, o.value_len, o.group);
 		break;
 	case HC_IOC_GET:
-		r = hc_get(ix, key, o.key_len, val, &o);
+		r = ix->ops->lookup(ix, key, o.key_len, val, &o);
 		break;
 	case HC_IOC_LOOKUP:
-		r = hc_get(ix, key, o.key_len, NULL, &o);
+		r = ix->ops->lookup(ix, key, o.key_len, NULL, &o);
 		break;
 	default:
-		r = hc_delete(ix, key, o.key_len, &o);
+		r = ix->ops->remove(ix, key, o.key_len, &o);
 		break;
 	}
 	hc_put_index(ix);
@@ -2395,8 +2476,8 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		ix = hc_get_index(d.id);
 		if (!ix)
 			return -ENOENT;
-		/* slot writes are FUA; the log's buffer is written now */
-		r = hc_is_log(ix) ? hc_log_flush(ix) : 0;
+		/* slot writes are FUA; what a policy buffers is written now */
+		r = ix->ops->flush ? ix->ops->flush(ix) : 0;
 		if (!r)
 			r = blkdev_issue_flush(ix->bdev);
 		hc_put_index(ix);
@@ -2476,8 +2557,8 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		s.hdr.size = sizeof(s);
 		s.hdr.version = HC_ABI_VERSION;
 		s.id = ix->id;
-		if (hc_is_log(ix))
-			s.objects = hc_log_objects(ix);
+		if (ix->ops->objects)
+			s.objects = ix->ops->objects(ix);
 		s.torn_records = ix->torn;
 		s.ram_bytes = ix->bits_bytes;
 		s.slots = ix->sets * ix->ways;
