@@ -429,6 +429,25 @@ static void hc_test_shadowed(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, hc_shadowed(ix, set, 2));
 }
 
+/* every policy has its ops, whole; nothing else is a policy */
+static void hc_test_policies(struct kunit *test)
+{
+	u32 p;
+
+	KUNIT_EXPECT_NULL(test, hc_policy(0));
+	KUNIT_EXPECT_NULL(test, hc_policy(HC_POLICY_LOGLRU + 1));
+	KUNIT_EXPECT_NULL(test, hc_policy(U32_MAX));
+	for (p = HC_POLICY_BASIC; p <= HC_POLICY_LOGLRU; p++) {
+		const struct hc_policy_ops *o = hc_policy(p);
+
+		KUNIT_ASSERT_NOT_NULL_MSG(test, o, "policy %u", p);
+		KUNIT_EXPECT_TRUE_MSG(test, o->name && o->alloc_ram && o->recover && o->insert &&
+				      o->lookup && o->remove, "policy %u (%s)", p, o->name);
+		/* a policy that buffers says how many objects it holds */
+		KUNIT_EXPECT_EQ_MSG(test, !o->flush, !o->objects, "policy %u", p);
+	}
+}
+
 static struct kunit_case hc_test_cases[] = {
 	KUNIT_CASE(hc_test_fields),
 	KUNIT_CASE(hc_test_lru),
@@ -439,6 +458,7 @@ static struct kunit_case hc_test_cases[] = {
 	KUNIT_CASE(hc_test_group_runs),
 	KUNIT_CASE(hc_test_spill_entry),
 	KUNIT_CASE(hc_test_shadowed),
+	KUNIT_CASE(hc_test_policies),
 	{}
 };
 
