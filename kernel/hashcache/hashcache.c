@@ -1877,7 +1877,6 @@ static struct hc_index *hc_alloc(void)
 	return ix;
 }
 
-/* Allocate the set buffer and (SetMem) the RAM part, once the geometry is known. */
 /* Table policies' RAM: SetMem's fields, SetMemLRU's frames; Basic and Set have none. */
 static int hc_table_alloc_ram(struct hc_index *ix)
 {
