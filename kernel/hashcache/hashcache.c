@@ -20,7 +20,7 @@
  *
  * Mechanism and policy: the device format, the superblock, device I/O, the
  * ioctls, the stats and the ids are the mechanism; each policy is a struct
- * hc_policy_ops (the table policies share one, Log and LogLRU one each) in
+ * hc_policy_ops (the table policies share one, Log and LogLRU another) in
  * hc_policies[], and the mechanism calls nothing else of it.
  *
  * The on-device format is in hc-format.h. After attach, the RAM part is
@@ -1943,21 +1943,16 @@ static const struct hc_policy_ops hc_table_ops = {
 	.remove		= hc_table_remove,
 };
 
+/* attach: LogLRU rebuilds Log's fields first, then keeps part and spills the rest */
+static int hc_log_recover(struct hc_index *ix)
+{
+	return ix->policy == HC_POLICY_LOGLRU ? hc_loglru_rebuild(ix) : hc_log_rebuild(ix);
+}
+
 static const struct hc_policy_ops hc_log_ops = {
 	.name		= "log",
 	.alloc_ram	= hc_log_alloc_ram,
-	.recover	= hc_log_rebuild,
-	.insert		= hc_log_put,
-	.lookup		= hc_log_get,
-	.remove		= hc_log_delete,
-	.flush		= hc_log_flush,
-	.objects	= hc_log_objects,
-};
-
-static const struct hc_policy_ops hc_loglru_ops = {
-	.name		= "loglru",
-	.alloc_ram	= hc_log_alloc_ram,
-	.recover	= hc_loglru_rebuild,
+	.recover	= hc_log_recover,
 	.insert		= hc_log_put,
 	.lookup		= hc_log_get,
 	.remove		= hc_log_delete,
@@ -1972,7 +1967,7 @@ static const struct hc_policy_ops *const hc_policies[] = {
 	[HC_POLICY_SETMEM]	= &hc_table_ops,
 	[HC_POLICY_SETMEMLRU]	= &hc_table_ops,
 	[HC_POLICY_LOG]		= &hc_log_ops,
-	[HC_POLICY_LOGLRU]	= &hc_loglru_ops,
+	[HC_POLICY_LOGLRU]	= &hc_log_ops,
 };
 
 /* the ops of policy @p, or NULL if there is no such policy */
