@@ -4,12 +4,16 @@
  * ranks of a set, and which Log fields still point at their records as the
  * log's end moves and wraps, and SetMemLRU's table of resident sets.
  *
- * Included at the end of hashcache.c, so the tests can use its static
- * functions on an index with no device.
+ * Its own unit of the module: what it calls that is otherwise static to a
+ * file is HC_TESTABLE (hc-int.h). The tests work on an index with no device.
  */
 
 #include <kunit/test.h>
 #include <linux/prandom.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "hc-int.h"
 
 static void hc_test_free(void *p)
 {
@@ -441,8 +445,9 @@ static void hc_test_policies(struct kunit *test)
 		const struct hc_policy_ops *o = hc_policy(p);
 
 		KUNIT_ASSERT_NOT_NULL_MSG(test, o, "policy %u", p);
-		KUNIT_EXPECT_TRUE_MSG(test, o->name && o->alloc_ram && o->recover && o->insert &&
-				      o->lookup && o->remove, "policy %u (%s)", p, o->name);
+		KUNIT_EXPECT_TRUE_MSG(test, o->name && o->format && o->geometry_ok &&
+				      o->alloc_ram && o->recover && o->insert && o->lookup &&
+				      o->remove, "policy %u (%s)", p, o->name);
 		/* a policy that buffers says how many objects it holds */
 		KUNIT_EXPECT_EQ_MSG(test, !o->flush, !o->objects, "policy %u", p);
 	}

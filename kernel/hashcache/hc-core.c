@@ -1,0 +1,834 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * HashCache: an object index kept on a block device (HashCache, Badam et
+ * al., NSDI 2009), driven by ioctls on /dev/hashcache.
+ *
+ * An object is a key (a byte string) and a value. The policies differ in
+ * what they keep in RAM and so in the device I/Os an operation costs:
+ *
+ *   Basic      one object per bin, bin = hash mod bins; nothing in RAM; every
+ *              lookup reads the bin, a miss too.
+ *   Set        N-way sets, set = hash mod sets, read in one I/O; nothing in RAM.
+ *   SetMem     Set plus, per slot in RAM, tag_bits of the hash, the LRU rank in
+ *              the set and a valid bit (12 bits for 8 ways and 8 tag bits): a
+ *              miss with no matching tag costs no I/O, a hit one read.
+ *   SetMemLRU  SetMem's RAM for a bounded number of sets (frames, CLOCK).
+ *   Log        a circular log of records written through a buffer; RAM holds a
+ *              Log field (tag, rank, pass, log block) per slot.
+ *   LogLRU     Log with the pass and block of only some ways of each set in
+ *              RAM, the others in a spill region on the device.
+ *
+ * This file is the mechanism: device I/O, the superblock, format and attach
+ * (the geometry every policy shares), detach, the ids, the ioctls and the
+ * stats. Each policy is a struct hc_policy_ops in hc_policies[] (the table
+ * policies share one, in hc-table.c; Log and LogLRU another, in hc-log.c),
+ * and the mechanism calls nothing else of it. hc-int.h says which file
+ * holds what else.
+ *
+ * The on-device format is in hc-format.h. After attach, the RAM part is
+ * rebuilt by reading the Disk Table or the log once; a slot whose CRC does
+ * not check (a write torn by a crash) is empty, and a key is always compared
+ * in full before an object is returned, so no wrong object is ever returned.
+ *
+ * One mutex per index serializes its operations (every policy op runs under
+ * it); hc_idr_lock guards the ids, and is never taken under an index's mutex.
+ *
+ * Documentation/hashcache.rst in the project tree describes the interface.
+ */
+
+#include <linux/module.h>
+#include <linux/miscdevice.h>
+#include <linux/blkdev.h>
+#include <linux/bio.h>
+#include <linux/fs.h>
+#include <linux/file.h>
+#include <linux/idr.h>
+#include <linux/pagemap.h>
+#include <linux/crc32c.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/uaccess.h>
+
+#include "hc-int.h"
+
+static DEFINE_IDR(hc_idr);
+static DEFINE_MUTEX(hc_idr_lock);
+
+/* ---------------------------------------------------------------------
+ * Device I/O
+ */
+
+/*
+ * After a write: drop the block device's page cache over it. The bios above
+ * go under that cache, and LOOKUP hands out offsets that a caller may read
+ * through it (a buffered read of the device): it must not find the bytes of
+ * before the write, as after an O_DIRECT write. A page that cannot be dropped
+ * (dirty: someone writes the device through its cache, which will overwrite
+ * the index anyway) is said in the kernel log (rate-limited). After a failed
+ * write too: part of it may have landed.
+ */
+static void hc_drop_cached(struct hc_index *ix, u64 off, size_t len)
+{
+#ifdef HC_HAVE_BDEV_FILE
+	struct address_space *m = ix->bdev_file->f_mapping;
+#else
+	struct address_space *m = ix->bdev->bd_inode->i_mapping;
+#endif
+
+	if (invalidate_inode_pages2_range(m, off >> PAGE_SHIFT, (off + len - 1) >> PAGE_SHIFT))
+		pr_warn_ratelimited("hashcache: %pg: page cache over bytes %llu-%llu not dropped: is the device written through its cache?\n",
+				    ix->bdev, off, off + len - 1);
+}
+
+int hc_io(struct hc_index *ix, enum req_op op, u64 off, void *buf, size_t len)
+{
+	size_t done = 0;
+	int r = 0;
+
+	if (off + len > ix->dev_bytes)
+		return -ENOSPC;
+	if (off != ix->next_off)
+		ix->st.seeks++;
+	ix->next_off = off + len;
+	if (op == REQ_OP_READ) {
+		ix->st.read_ios++;
+		ix->st.bytes_read += len;
+	} else {
+		ix->st.write_ios++;
+		ix->st.bytes_written += len;
+	}
+	if (op == REQ_OP_WRITE && is_vmalloc_addr(buf))
+		flush_kernel_vmap_range(buf, len);
+	while (done < len && !r) {
+		unsigned int nr = min_t(size_t, BIO_MAX_VECS,
+					DIV_ROUND_UP(len - done, PAGE_SIZE));
+		struct bio *bio = bio_alloc(ix->bdev, nr, op | (op == REQ_OP_WRITE ?
+					    REQ_SYNC | REQ_FUA : 0), GFP_KERNEL);
+
+		bio->bi_iter.bi_sector = (off + done) >> SECTOR_SHIFT;
+		while (done < len) {
+			void *p = buf + done;
+			struct page *pg = is_vmalloc_addr(p) ? vmalloc_to_page(p) :
+							       virt_to_page(p);
+			unsigned int n = min_t(size_t, len - done,
+					       PAGE_SIZE - offset_in_page(p));
+
+			if (bio_add_page(bio, pg, n, offset_in_page(p)) != n)
+				break;
+			done += n;
+		}
+		r = submit_bio_wait(bio);
+		bio_put(bio);
+	}
+	if (op == REQ_OP_READ && is_vmalloc_addr(buf))
+		invalidate_kernel_vmap_range(buf, len);
+	if (op == REQ_OP_WRITE)
+		hc_drop_cached(ix, off, len);
+	return r;
+}
+
+/* ---------------------------------------------------------------------
+ * Superblock
+ */
+
+u32 hc_crc(const void *p, size_t len, size_t crc_off)
+{
+	static const u32 zero;
+	u32 c = crc32c(~0U, p, crc_off);
+
+	c = crc32c(c, &zero, sizeof(zero));
+	return crc32c(c, p + crc_off + sizeof(u32), len - crc_off - sizeof(u32));
+}
+
+static int hc_sb_write(struct hc_index *ix, bool clean)
+{
+	struct hc_sb_disk *sb;
+	int r;
+
+	sb = kzalloc(HC_SB_BYTES, GFP_KERNEL);
+	if (!sb)
+		return -ENOMEM;
+	ix->sb_seq++;
+	sb->magic = cpu_to_le32(HC_SB_MAGIC);
+	sb->version = cpu_to_le32(HC_FORMAT_VERSION);
+	sb->policy = cpu_to_le32(ix->policy);
+	sb->flags = cpu_to_le32(ix->flags);
+	sb->block_size = cpu_to_le32(ix->block_size);
+	sb->ways = cpu_to_le32(ix->ways);
+	sb->tag_bits = cpu_to_le32(ix->tag_bits);
+	sb->resident_sets = cpu_to_le32(ix->resident_sets);
+	sb->ram_ways = cpu_to_le32(ix->ram_ways);
+	sb->clean = cpu_to_le32(clean);
+	sb->sets = cpu_to_le64(ix->sets);
+	sb->seed = cpu_to_le64(ix->seed);
+	sb->format_id = cpu_to_le64(ix->format_id);
+	sb->seq = cpu_to_le64(ix->sb_seq);
+	sb->table_offset = cpu_to_le64(HC_TABLE_OFFSET);
+	sb->log_offset = cpu_to_le64(ix->log_off);
+	sb->log_bytes = cpu_to_le64(ix->log_blocks * ix->block_size);
+	sb->dev_bytes = cpu_to_le64(ix->dev_bytes);
+	sb->crc = cpu_to_le32(hc_crc(sb, HC_SB_BYTES, offsetof(struct hc_sb_disk, crc)));
+	r = hc_io(ix, REQ_OP_WRITE, (ix->sb_seq & 1) * HC_SB_BYTES, sb, HC_SB_BYTES);
+	kfree(sb);
+	return r;
+}
+
+static bool hc_sb_valid(const struct hc_sb_disk *sb)
+{
+	return le32_to_cpu(sb->magic) == HC_SB_MAGIC &&
+	       le32_to_cpu(sb->crc) == hc_crc(sb, HC_SB_BYTES,
+					      offsetof(struct hc_sb_disk, crc));
+}
+
+/*
+ * One RAM part of the index, zeroed. Its size follows from the geometry, which
+ * a superblock (CRC or not) or a format request chooses: a size kvmalloc does
+ * not take (over INT_MAX) is refused here, said by the caller, and a failure
+ * is an error returned, not a warning in the kernel log.
+ */
+void *hc_ram_alloc(struct hc_index *ix, u64 bytes)
+{
+	if (bytes > INT_MAX) {
+		ix->ram_refused = max(ix->ram_refused, bytes);
+		return NULL;
+	}
+	return kvzalloc(bytes, GFP_KERNEL | __GFP_NOWARN);
+}
+
+/* free @ix and every RAM part it has (hc_alloc_ram's, whichever exist) */
+HC_TESTABLE void hc_free(struct hc_index *ix)
+{
+	kvfree(ix->bits);
+	kvfree(ix->frame_set);
+	kvfree(ix->htab);
+	kvfree(ix->referenced);
+	kvfree(ix->obits);
+	kvfree(ix->pfbuf);
+	kvfree(ix->pend);
+	kfree(ix->sbuf);
+	kvfree(ix->buf);
+	kvfree(ix->wbuf);
+	kfree(ix);
+}
+
+static void hc_release(struct kref *ref)
+{
+	struct hc_index *ix = container_of(ref, struct hc_index, ref);
+
+#ifdef HC_HAVE_BDEV_FILE
+	if (ix->bdev_file)
+		bdev_fput(ix->bdev_file);
+#else
+	if (ix->bdev)
+		blkdev_put(ix->bdev, FMODE_READ | FMODE_WRITE | FMODE_EXCL);
+#endif
+	hc_free(ix);
+}
+
+/* Open the block device behind @fd exclusively, for @ix. */
+static int hc_open_bdev(struct hc_index *ix, int fd)
+{
+	struct file *f = fget(fd);
+	dev_t dev;
+
+	if (!f)
+		return -EBADF;
+	if (!S_ISBLK(file_inode(f)->i_mode) || !(f->f_mode & FMODE_WRITE)) {
+		fput(f);
+		return -ENOTBLK;
+	}
+	dev = file_inode(f)->i_rdev;
+	fput(f);
+#ifdef HC_HAVE_BDEV_FILE
+	ix->bdev_file = bdev_file_open_by_dev(dev, BLK_OPEN_READ | BLK_OPEN_WRITE,
+					      ix, NULL);
+	if (IS_ERR(ix->bdev_file)) {
+		int r = PTR_ERR(ix->bdev_file);
+
+		ix->bdev_file = NULL;
+		return r;
+	}
+	ix->bdev = file_bdev(ix->bdev_file);
+#else
+	ix->bdev = blkdev_get_by_dev(dev, FMODE_READ | FMODE_WRITE | FMODE_EXCL, ix);
+	if (IS_ERR(ix->bdev)) {
+		int r = PTR_ERR(ix->bdev);
+
+		ix->bdev = NULL;
+		return r;
+	}
+#endif
+	ix->dev_bytes = bdev_nr_bytes(ix->bdev);
+	return 0;
+}
+
+static struct hc_index *hc_alloc(void)
+{
+	struct hc_index *ix = kzalloc(sizeof(*ix), GFP_KERNEL);
+
+	if (!ix)
+		return NULL;
+	kref_init(&ix->ref);
+	mutex_init(&ix->lock);
+	return ix;
+}
+
+/* by HC_POLICY_*: a new policy is its ops and a line here */
+static const struct hc_policy_ops *const hc_policies[] = {
+	[HC_POLICY_BASIC]	= &hc_table_ops,
+	[HC_POLICY_SET]		= &hc_table_ops,
+	[HC_POLICY_SETMEM]	= &hc_table_ops,
+	[HC_POLICY_SETMEMLRU]	= &hc_table_ops,
+	[HC_POLICY_LOG]		= &hc_log_ops,
+	[HC_POLICY_LOGLRU]	= &hc_log_ops,
+};
+
+/* the ops of policy @p, or NULL if there is no such policy */
+HC_TESTABLE const struct hc_policy_ops *hc_policy(u32 p)
+{
+	return p < ARRAY_SIZE(hc_policies) ? hc_policies[p] : NULL;
+}
+
+/*
+ * The set buffer and the hash key every policy has, the field widths, then
+ * the policy's own RAM (ops->alloc_ram), once the geometry is known.
+ */
+static int hc_alloc_ram(struct hc_index *ix)
+{
+	ix->buf = kvmalloc((size_t)ix->ways * ix->block_size, GFP_KERNEL);
+	if (!ix->buf)
+		return -ENOMEM;
+	ix->hkey.key[0] = ix->seed;
+	ix->hkey.key[1] = ix->seed ^ 0x9e3779b97f4a7c15ULL;
+	ix->rank_bits = ix->ways > 1 ? order_base_2(ix->ways) : 0;
+	ix->width = ix->tag_bits + ix->rank_bits + 1;
+	return ix->ops->alloc_ram(ix);
+}
+
+/*
+ * Will the rebuild of an attach get its scratch RAM (as hc_ram_alloc would take
+ * it)? Format asks, so that it never writes an index that cannot be attached.
+ */
+static bool hc_rebuild_fits(struct hc_index *ix)
+{
+	u64 need = ix->ops->recover_bytes ? ix->ops->recover_bytes(ix) : 0;
+
+	if (need <= INT_MAX)
+		return true;
+	ix->ram_refused = max(ix->ram_refused, need);
+	return false;
+}
+
+/* @r of hc_alloc_ram or a rebuild, and what to say if the geometry asked too much RAM */
+static int hc_ram_verdict(struct hc_index *ix, int r)
+{
+	if (r && ix->ram_refused) {
+		pr_warn("hashcache: %pg: the index would need %llu bytes of RAM in one piece; at most %d\n",
+			ix->bdev, ix->ram_refused, INT_MAX);
+		r = -EINVAL;
+	}
+	return r;
+}
+
+static int hc_do_format(struct hc_format *f)
+{
+	const struct hc_policy_ops *ops = hc_policy(f->policy);
+	struct hc_index *ix;
+	u64 set_bytes;
+	int r;
+
+	if (!ops || (f->flags & ~ops->format_flags))
+		return -EINVAL;
+	ix = hc_alloc();
+	if (!ix)
+		return -ENOMEM;
+	ix->policy = f->policy;
+	ix->ops = ops;
+	ix->flags = f->flags;
+	ix->block_size = f->block_size ?: HC_DEF_BLOCK;
+	ix->ways = f->ways ?: HC_DEF_WAYS;
+	ix->tag_bits = f->tag_bits ?: HC_DEF_TAG_BITS;
+	r = -EINVAL;
+	if (ix->block_size < 4096 || ix->block_size > 65536 ||
+	    !is_power_of_2(ix->block_size) || ix->ways > HC_MAX_WAYS || ix->tag_bits > 16)
+		goto out;
+	set_bytes = (u64)ix->ways * ix->block_size;
+	if (set_bytes > HC_MAX_SET_BYTES)
+		goto out;
+	r = hc_open_bdev(ix, f->fd);
+	if (r)
+		goto out;
+	r = -ENOSPC;
+	if (ix->dev_bytes < HC_TABLE_OFFSET + ix->block_size)
+		goto out;
+	/* the policy's parameters, and where its table or log goes */
+	r = ops->format(ix, f);
+	if (r)
+		goto out;
+	ix->seed = f->seed ?: get_random_u64();
+	ix->format_id = get_random_u64() | 1;
+	r = hc_alloc_ram(ix);
+	if (!r && !hc_rebuild_fits(ix))
+		r = -ENOMEM;
+	r = hc_ram_verdict(ix, r);
+	if (r)
+		goto out;
+	/* both copies: no superblock of an earlier format can win */
+	r = hc_sb_write(ix, true);
+	if (!r)
+		r = hc_sb_write(ix, true);
+out:
+	kref_put(&ix->ref, hc_release);
+	return r;
+}
+
+/* Does the geometry read from a superblock make sense (as format checks it)? */
+static bool hc_geometry_ok(struct hc_index *ix)
+{
+	u64 set_bytes = (u64)ix->ways * ix->block_size;
+
+	ix->ops = hc_policy(ix->policy);
+	if (!ix->ops || (ix->flags & ~ix->ops->format_flags))
+		return false;
+	if (ix->block_size < 4096 || ix->block_size > 65536 ||
+	    !is_power_of_2(ix->block_size) || !ix->ways || ix->ways > HC_MAX_WAYS ||
+	    !ix->tag_bits || ix->tag_bits > 16 || !ix->sets || set_bytes > HC_MAX_SET_BYTES ||
+	    ix->dev_bytes < HC_TABLE_OFFSET + set_bytes)
+		return false;
+	return ix->ops->geometry_ok(ix);
+}
+
+static int hc_do_attach(struct hc_attach *a, struct hc_index **out_ix)
+{
+	struct hc_sb_disk *sb[HC_SB_COPIES] = {};
+	struct hc_sb_disk *best = NULL;
+	struct hc_index *ix;
+	int r, i;
+
+	ix = hc_alloc();
+	if (!ix)
+		return -ENOMEM;
+	r = hc_open_bdev(ix, a->fd);
+	if (r)
+		goto out;
+	for (i = 0; i < HC_SB_COPIES; i++) {
+		r = -ENOMEM;
+		sb[i] = kmalloc(HC_SB_BYTES, GFP_KERNEL);
+		if (!sb[i])
+			goto out;
+		r = hc_io(ix, REQ_OP_READ, i * HC_SB_BYTES, sb[i], HC_SB_BYTES);
+		if (r)
+			goto out;
+		if (hc_sb_valid(sb[i]) &&
+		    (!best || le64_to_cpu(sb[i]->seq) > le64_to_cpu(best->seq)))
+			best = sb[i];
+	}
+	r = -EINVAL;
+	if (!best) {
+		pr_warn("hashcache: %pg: no valid superblock\n", ix->bdev);
+		goto out;
+	}
+	ix->policy = le32_to_cpu(best->policy);
+	ix->flags = le32_to_cpu(best->flags);
+	ix->block_size = le32_to_cpu(best->block_size);
+	ix->ways = le32_to_cpu(best->ways);
+	ix->tag_bits = le32_to_cpu(best->tag_bits);
+	ix->resident_sets = le32_to_cpu(best->resident_sets);
+	ix->ram_ways = le32_to_cpu(best->ram_ways);
+	ix->sets = le64_to_cpu(best->sets);
+	ix->seed = le64_to_cpu(best->seed);
+	ix->format_id = le64_to_cpu(best->format_id);
+	ix->sb_seq = le64_to_cpu(best->seq);
+	ix->log_off = le64_to_cpu(best->log_offset);
+	ix->log_blocks = ix->block_size ?
+		div_u64(le64_to_cpu(best->log_bytes), ix->block_size) : 0;
+	/* a CRC does not vouch for sense: check the geometry as format does */
+	if (le32_to_cpu(best->version) != HC_FORMAT_VERSION || !hc_geometry_ok(ix)) {
+		pr_warn("hashcache: %pg: superblock geometry is not usable\n", ix->bdev);
+		goto out;
+	}
+	if (!le32_to_cpu(best->clean))
+		a->flags |= HC_ATTACH_RECOVERED;
+	r = hc_ram_verdict(ix, hc_alloc_ram(ix));
+	if (r)
+		goto out;
+	r = hc_ram_verdict(ix, ix->ops->recover(ix));
+	if (r)
+		goto out;
+	r = hc_sb_write(ix, false);
+	if (r)
+		goto out;
+	/*
+	 * An id never given before (ids go round only after 2^31 attaches), kept
+	 * for @ix but not yet published: nobody can reach the index by it until
+	 * the caller has it (hc_publish), and nothing else can have it meanwhile.
+	 */
+	mutex_lock(&hc_idr_lock);
+	r = idr_alloc_cyclic(&hc_idr, NULL, 1, 0, GFP_KERNEL);
+	mutex_unlock(&hc_idr_lock);
+	if (r < 0)
+		goto out;
+	ix->id = r;
+	a->id = r;
+	*out_ix = ix;
+	ix = NULL;
+	r = 0;
+out:
+	for (i = 0; i < HC_SB_COPIES; i++)
+		kfree(sb[i]);
+	if (ix)
+		kref_put(&ix->ref, hc_release);
+	return r;
+}
+
+/* the attached @ix reachable by its id from now on */
+static void hc_publish(struct hc_index *ix)
+{
+	mutex_lock(&hc_idr_lock);
+	idr_replace(&hc_idr, ix, ix->id);
+	mutex_unlock(&hc_idr_lock);
+}
+
+/* The index @id with a reference, its lock held; NULL if there is none. */
+static struct hc_index *hc_get_index(u32 id)
+{
+	struct hc_index *ix;
+
+	mutex_lock(&hc_idr_lock);
+	ix = idr_find(&hc_idr, id);
+	if (ix)
+		kref_get(&ix->ref);
+	mutex_unlock(&hc_idr_lock);
+	if (!ix)
+		return NULL;
+	mutex_lock(&ix->lock);
+	if (ix->dead) {
+		mutex_unlock(&ix->lock);
+		kref_put(&ix->ref, hc_release);
+		return NULL;
+	}
+	return ix;
+}
+
+static void hc_put_index(struct hc_index *ix)
+{
+	mutex_unlock(&ix->lock);
+	kref_put(&ix->ref, hc_release);
+}
+
+/* detach @ix, whose id is gone from the idr: write what is buffered, mark it clean */
+static int hc_detach_index(struct hc_index *ix)
+{
+	int r;
+
+	mutex_lock(&ix->lock);
+	ix->dead = true;
+	r = ix->ops->flush ? ix->ops->flush(ix) : 0;
+	/* records the log could not take are lost: not clean then */
+	r = hc_sb_write(ix, !r) ?: r;
+	mutex_unlock(&ix->lock);
+	kref_put(&ix->ref, hc_release);
+	return r;
+}
+
+static int hc_do_detach(u32 id)
+{
+	struct hc_index *ix;
+
+	mutex_lock(&hc_idr_lock);
+	/* an id reserved by an attach not yet done is nobody's to detach */
+	ix = idr_find(&hc_idr, id);
+	if (ix)
+		idr_remove(&hc_idr, id);
+	mutex_unlock(&hc_idr_lock);
+	if (!ix)
+		return -ENOENT;
+	return hc_detach_index(ix);
+}
+
+/* ---------------------------------------------------------------------
+ * ioctl
+ */
+
+static bool hc_zero(const void *p, size_t len)
+{
+	return !memchr_inv(p, 0, len);
+}
+
+/* copy in a struct of @size and check its header */
+static int hc_copy_in(void *k, const void __user *u, size_t size)
+{
+	const struct hc_hdr *h = k;
+
+	if (copy_from_user(k, u, size))
+		return -EFAULT;
+	if (h->size != size || h->version != HC_ABI_VERSION)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * PUT, GET, LOOKUP, DELETE. The caller's memory is read before the index's
+ * lock is taken and written after it is dropped, through a bounce buffer: a
+ * value in memory that faults slowly (userfaultfd, a file on a slow disk)
+ * stalls its own caller, never the index's other users.
+ */
+static long hc_object_ioctl(unsigned int cmd, void __user *arg)
+{
+	struct hc_object o;
+	struct hc_index *ix;
+	u8 key[HC_KEY_MAX];
+	void *val = NULL;
+	u64 cap = 0;
+	int r;
+
+	r = hc_copy_in(&o, arg, sizeof(o));
+	if (r)
+		return r;
+	if (!hc_zero(o.reserved, sizeof(o.reserved)) || !o.key_len || o.key_len > HC_KEY_MAX ||
+	    (cmd != HC_IOC_PUT && o.group))
+		return -EINVAL;
+	if (copy_from_user(key, u64_to_user_ptr(o.key), o.key_len))
+		return -EFAULT;
+	if (cmd == HC_IOC_PUT && o.value_len) {
+		/* no slot holds more (the index's own limit is checked under its lock) */
+		if (o.value_len > HC_VALUE_MAX_ANY)
+			return -EFBIG;
+		val = kvmalloc(o.value_len, GFP_KERNEL_ACCOUNT);
+		if (!val)
+			return -ENOMEM;
+		if (copy_from_user(val, u64_to_user_ptr(o.value), o.value_len)) {
+			r = -EFAULT;
+			goto out;
+		}
+	} else if (cmd == HC_IOC_GET) {
+		/*
+		 * what the caller's buffer takes, at most what any slot holds (hc_get
+		 * copies at most the smaller of value_len and the value's length)
+		 */
+		cap = min_t(u64, o.value_len, HC_VALUE_MAX_ANY);
+		val = kvmalloc(max_t(u64, cap, 1), GFP_KERNEL_ACCOUNT);
+		if (!val)
+			return -ENOMEM;
+	}
+	r = -ENOENT;
+	ix = hc_get_index(o.id);
+	if (!ix)
+		goto out;
+	o.found = 0;
+	o.dev_offset = 0;
+	switch (cmd) {
+	case HC_IOC_PUT:
+		r = ix->ops->insert(ix, key, o.key_len, val, o.value_len, o.group);
+		break;
+	case HC_IOC_GET:
+		r = ix->ops->lookup(ix, key, o.key_len, val, &o);
+		break;
+	case HC_IOC_LOOKUP:
+		r = ix->ops->lookup(ix, key, o.key_len, NULL, &o);
+		break;
+	default:
+		r = ix->ops->remove(ix, key, o.key_len, &o);
+		break;
+	}
+	hc_put_index(ix);
+	if (!r && cmd == HC_IOC_GET && o.found &&
+	    copy_to_user(u64_to_user_ptr(o.value), val, min(o.value_len, cap)))
+		r = -EFAULT;
+	if (!r && copy_to_user(arg, &o, sizeof(o)))
+		r = -EFAULT;
+out:
+	kvfree(val);
+	return r;
+}
+
+static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
+{
+	void __user *arg = (void __user *)uarg;
+	struct hc_index *ix;
+	int r;
+
+	switch (cmd) {
+	case HC_IOC_FORMAT: {
+		struct hc_format f;
+
+		if (!capable(CAP_SYS_ADMIN))
+			return -EPERM;
+		r = hc_copy_in(&f, arg, sizeof(f));
+		if (r)
+			return r;
+		if (!hc_zero(f.reserved, sizeof(f.reserved)))
+			return -EINVAL;
+		return hc_do_format(&f);
+	}
+	case HC_IOC_ATTACH: {
+		struct hc_attach a;
+
+		if (!capable(CAP_SYS_ADMIN))
+			return -EPERM;
+		r = hc_copy_in(&a, arg, sizeof(a));
+		if (r)
+			return r;
+		if (a.id || a.flags || a.reserved0 || !hc_zero(a.reserved, sizeof(a.reserved)))
+			return -EINVAL;
+		r = hc_do_attach(&a, &ix);
+		if (r)
+			return r;
+		if (copy_to_user(arg, &a, sizeof(a))) {
+			/* the caller never learnt the id: give it back, detach */
+			mutex_lock(&hc_idr_lock);
+			idr_remove(&hc_idr, ix->id);
+			mutex_unlock(&hc_idr_lock);
+			hc_detach_index(ix);
+			return -EFAULT;
+		}
+		hc_publish(ix);
+		return 0;
+	}
+	case HC_IOC_DETACH:
+	case HC_IOC_FLUSH: {
+		struct hc_id d;
+
+		if (!capable(CAP_SYS_ADMIN))
+			return -EPERM;
+		r = hc_copy_in(&d, arg, sizeof(d));
+		if (r)
+			return r;
+		if (d.reserved0 || !hc_zero(d.reserved, sizeof(d.reserved)))
+			return -EINVAL;
+		if (cmd == HC_IOC_DETACH)
+			return hc_do_detach(d.id);
+		ix = hc_get_index(d.id);
+		if (!ix)
+			return -ENOENT;
+		/* slot writes are FUA; what a policy buffers is written now */
+		r = ix->ops->flush ? ix->ops->flush(ix) : 0;
+		if (!r)
+			r = blkdev_issue_flush(ix->bdev);
+		hc_put_index(ix);
+		return r;
+	}
+	case HC_IOC_PUT:
+	case HC_IOC_GET:
+	case HC_IOC_LOOKUP:
+	case HC_IOC_DELETE:
+		return hc_object_ioctl(cmd, arg);
+	case HC_IOC_GET_INFO: {
+		struct hc_info in;
+
+		r = hc_copy_in(&in, arg, sizeof(in));
+		if (r)
+			return r;
+		if (!hc_zero(&in.policy, sizeof(in) - offsetof(struct hc_info, policy)))
+			return -EINVAL;
+		ix = hc_get_index(in.id);
+		if (!ix)
+			return -ENOENT;
+		in.policy = ix->policy;
+		in.flags = ix->flags;
+		in.block_size = ix->block_size;
+		in.ways = ix->ways;
+		in.resident_sets = ix->resident_sets;
+		in.ram_ways = ix->ram_ways;
+		in.tag_bits = ix->tag_bits;
+		in.sets = ix->sets;
+		in.log_bytes = ix->log_blocks * ix->block_size;
+		in.max_value = hc_max_value(ix);
+		in.dev_bytes = ix->dev_bytes;
+		in.dev_major = MAJOR(ix->bdev->bd_dev);
+		in.dev_minor = MINOR(ix->bdev->bd_dev);
+		hc_put_index(ix);
+		return copy_to_user(arg, &in, sizeof(in)) ? -EFAULT : 0;
+	}
+	case HC_IOC_FIND: {
+		struct hc_find fd;
+		dev_t dev;
+		int id;
+
+		r = hc_copy_in(&fd, arg, sizeof(fd));
+		if (r)
+			return r;
+		if (fd.id || fd.reserved0 || !hc_zero(fd.reserved, sizeof(fd.reserved)))
+			return -EINVAL;
+		dev = MKDEV(fd.dev_major, fd.dev_minor);
+		if (MAJOR(dev) != fd.dev_major || MINOR(dev) != fd.dev_minor)
+			return -EINVAL;
+		r = -ENOENT;
+		mutex_lock(&hc_idr_lock);
+		idr_for_each_entry(&hc_idr, ix, id) {
+			if (ix->bdev->bd_dev == dev) {
+				fd.id = id;
+				r = 0;
+				break;
+			}
+		}
+		mutex_unlock(&hc_idr_lock);
+		if (!r && copy_to_user(arg, &fd, sizeof(fd)))
+			r = -EFAULT;
+		return r;
+	}
+	case HC_IOC_STATS: {
+		struct hc_stats s;
+
+		r = hc_copy_in(&s, arg, sizeof(s));
+		if (r)
+			return r;
+		if (!hc_zero(&s.reserved0, sizeof(s) - offsetof(struct hc_stats, reserved0)))
+			return -EINVAL;
+		ix = hc_get_index(s.id);
+		if (!ix)
+			return -ENOENT;
+		s = ix->st;
+		s.hdr.size = sizeof(s);
+		s.hdr.version = HC_ABI_VERSION;
+		s.id = ix->id;
+		if (ix->ops->objects)
+			s.objects = ix->ops->objects(ix);
+		s.torn_records = ix->torn;
+		s.ram_bytes = ix->bits_bytes;
+		s.slots = ix->sets * ix->ways;
+		s.ram_bits_per_object = s.objects ?
+			div64_u64(s.ram_bytes * 8000, s.objects) : 0;
+		hc_put_index(ix);
+		return copy_to_user(arg, &s, sizeof(s)) ? -EFAULT : 0;
+	}
+	}
+	return -ENOTTY;
+}
+
+static const struct file_operations hc_fops = {
+	.owner		= THIS_MODULE,
+	.unlocked_ioctl	= hc_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+};
+
+static struct miscdevice hc_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= HC_MISC_NAME,
+	.fops	= &hc_fops,
+	.mode	= 0600,
+};
+
+static int __init hc_init(void)
+{
+	return misc_register(&hc_misc);
+}
+
+static void __exit hc_exit(void)
+{
+	struct hc_index *ix;
+	int id;
+
+	misc_deregister(&hc_misc);
+	/* no file is open now: detach what is left, cleanly */
+	idr_for_each_entry(&hc_idr, ix, id)
+		hc_do_detach(id);
+	idr_destroy(&hc_idr);
+}
+
+module_init(hc_init);
+module_exit(hc_exit);
+
+MODULE_DESCRIPTION("HashCache object index on a block device");
+MODULE_LICENSE("GPL");

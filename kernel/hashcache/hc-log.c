@@ -1,0 +1,743 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The log policies (Log, LogLRU). Log: objects are records appended to a
+ * circular log through a write buffer (one device write for many inserts);
+ * RAM holds, per slot of the N-way sets, the tag, the LRU rank, the pass over
+ * the log (4 bits) and the record's log block (32 bits). A record overwritten
+ * by a later pass is recognised from the pass and the write position, with no
+ * I/O. A delete appends a tombstone record, so that a rebuild does not bring
+ * the object back. LogLRU: Log with only some ways' pass and block in RAM,
+ * the others' in a spill region on the device (hc-fields.c splits the fields).
+ */
+
+#include <linux/lcm.h>
+#include <linux/siphash.h>
+#include <linux/sort.h>
+
+#include "hc-int.h"
+
+/* does field @f still point at its record? */
+bool hc_log_live(struct hc_index *ix, u64 f)
+{
+	u64 g = hc_gen(ix, f), off = hc_off(ix, f);
+
+	if (!hc_valid(ix, f))
+		return false;
+	if (f & HC_F_SPILLED)
+		return true;	/* not known until read back */
+	if (g == ix->gen)
+		return off < hc_log_end(ix);
+	if (g == ((ix->gen - 1) & 15))
+		return off >= hc_log_end(ix);
+	return false;
+}
+
+/* the longest group run a field may give: one read of the prefetch buffer */
+HC_TESTABLE u64 hc_glen_max(struct hc_index *ix)
+{
+	return min_t(u64, BIT_ULL(HC_GLEN_BITS) - 1, ix->wbuf_blocks - 1);
+}
+
+/* set the group run of the field of the record at log block @off, if it has one */
+static void hc_set_glen(struct hc_index *ix, const struct hc_slot_disk *s, u64 off, u64 glen)
+{
+	u64 set, tag, f, slot, loc = ix->gen | off << 4;
+	u32 w, i;
+	int k;
+
+	hc_hash(ix, s->key, le16_to_cpu(s->key_len), &set, &tag);
+	for (w = 0; w < ix->ways; w++) {
+		slot = set * ix->ways + w;
+		f = hc_bf_get(ix->bits, slot, ix->width);
+		if (!hc_valid(ix, f) || hc_tag(ix, f) != tag)
+			continue;
+		if (ix->policy == HC_POLICY_LOG) {
+			if (hc_off(ix, f) == off && hc_gen(ix, f) == ix->gen)
+				hc_bf_set(ix->bits, slot, ix->width, f | glen <<
+					  (hc_gen_shift(ix) + HC_LOG_FIELD_BITS));
+			continue;
+		}
+		/* LogLRU: in RAM, or pushed out and still queued (else: no prefetch) */
+		k = hc_oent_find(ix, set, w);
+		if (k >= 0) {
+			u64 e = hc_bf_get(ix->obits, set * ix->ram_ways + k, ix->owidth);
+
+			if (((e >> ix->way_bits) & (BIT_ULL(HC_LOG_FIELD_BITS) - 1)) == loc)
+				hc_bf_set(ix->obits, set * ix->ram_ways + k, ix->owidth,
+					  e | glen << (ix->way_bits + HC_LOG_FIELD_BITS));
+			continue;
+		}
+		for (i = 0; i < ix->npend; i++) {
+			u64 v = ix->pend[i].val;
+
+			if (ix->pend[i].slot == slot &&
+			    (v & (BIT_ULL(HC_LOG_FIELD_BITS) - 1)) == loc)
+				ix->pend[i].val = v | glen << HC_LOG_FIELD_BITS;
+		}
+	}
+}
+
+/*
+ * Prefetch: before the buffer is written, give each record the number of
+ * records after it, in the buffer, of the same group (its run): a read of
+ * the record then reads them too.
+ */
+HC_TESTABLE void hc_group_runs(struct hc_index *ix)
+{
+	u64 run = 0;
+	u32 i;
+
+	for (i = ix->wcount; i-- > 0; ) {
+		struct hc_slot_disk *s = ix->wbuf + (size_t)i * ix->block_size;
+		struct hc_slot_disk *n = ix->wbuf + (size_t)(i + 1) * ix->block_size;
+		u32 g = le32_to_cpu(s->group);
+
+		if (i + 1 < ix->wcount && g && !(le16_to_cpu(s->flags) & HC_REC_TOMB) &&
+		    !(le16_to_cpu(n->flags) & HC_REC_TOMB) && le32_to_cpu(n->group) == g)
+			run = min(run + 1, hc_glen_max(ix));
+		else
+			run = 0;
+		if (run && !(le16_to_cpu(s->flags) & HC_REC_TOMB))
+			hc_set_glen(ix, s, ix->wbase + i, run);
+	}
+}
+
+static int hc_log_flush(struct hc_index *ix)
+{
+	int r;
+
+	if (!ix->wcount)
+		return 0;
+	if (ix->pfbuf) {
+		hc_group_runs(ix);
+		/* the blocks written over are no longer the group read */
+		if (ix->pf_base < hc_log_end(ix) && ix->wbase < ix->pf_base + ix->pf_count)
+			ix->pf_count = 0;
+	}
+	r = hc_io(ix, REQ_OP_WRITE, ix->log_off + ix->wbase * ix->block_size, ix->wbuf,
+		  (size_t)ix->wcount * ix->block_size);
+	if (r)
+		return r;
+	ix->wbase += ix->wcount;
+	ix->wcount = 0;
+	if (ix->wbase == ix->log_blocks) {
+		ix->wbase = 0;
+		ix->gen = (ix->gen + 1) & 15;
+		ix->st.log_wraps++;
+	}
+	return 0;
+}
+
+/*
+ * Read the record at log block @off into @dst: from the write buffer or the
+ * last group read if it is there, else from the device, with the @glen
+ * records after it that belong to its group (prefetch) in the same read.
+ */
+int hc_log_read(struct hc_index *ix, u64 off, u64 glen, void *dst)
+{
+	int r;
+
+	if (off >= ix->wbase && off < hc_log_end(ix)) {
+		memcpy(dst, ix->wbuf + (off - ix->wbase) * ix->block_size, ix->block_size);
+		return 0;
+	}
+	if (off >= ix->pf_base && off < ix->pf_base + ix->pf_count) {
+		memcpy(dst, ix->pfbuf + (off - ix->pf_base) * ix->block_size, ix->block_size);
+		ix->st.prefetch_hits++;
+		return 0;
+	}
+	if (!glen || !ix->pfbuf)
+		return hc_io(ix, REQ_OP_READ, ix->log_off + off * ix->block_size, dst,
+			     ix->block_size);
+	/* runs come from RAM or from hc_spill_entry_ok(): never past pfbuf or the log */
+	if (WARN_ON_ONCE(glen > hc_glen_max(ix) || off + glen >= ix->log_blocks))
+		return -EIO;
+	ix->pf_count = 0;
+	r = hc_io(ix, REQ_OP_READ, ix->log_off + off * ix->block_size, ix->pfbuf,
+		  (size_t)(glen + 1) * ix->block_size);
+	if (r)
+		return r;
+	ix->st.prefetch_reads++;
+	ix->pf_base = off;
+	ix->pf_count = glen + 1;
+	memcpy(dst, ix->pfbuf, ix->block_size);
+	return 0;
+}
+
+/* LogLRU's spill region: one little-endian u64 a slot, bit 63 = valid */
+static u64 hc_spill_bytes(struct hc_index *ix)
+{
+	return round_up(ix->sets * ix->ways * sizeof(u64), HC_SPILL_BLOCK);
+}
+
+static u64 hc_spill_block(struct hc_index *ix, u64 slot)
+{
+	return ix->spill_off + round_down(slot * sizeof(u64), HC_SPILL_BLOCK);
+}
+
+static int hc_pend_cmp(const void *a, const void *b)
+{
+	const struct hc_spill *x = a, *y = b;
+
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* write the queued entries: one read and one write per spill block touched */
+static int hc_spill_flush(struct hc_index *ix)
+{
+	u32 j;
+	int r;
+
+	sort(ix->pend, ix->npend, sizeof(*ix->pend), hc_pend_cmp, NULL);
+	while (ix->npend) {
+		u64 blk = hc_spill_block(ix, ix->pend[0].slot);
+		__le64 *e = ix->sbuf;
+
+		r = hc_io(ix, REQ_OP_READ, blk, ix->sbuf, HC_SPILL_BLOCK);
+		if (r)
+			return r;
+		for (j = 0; j < ix->npend && hc_spill_block(ix, ix->pend[j].slot) == blk; j++)
+			e[ix->pend[j].slot % (HC_SPILL_BLOCK / sizeof(u64))] =
+				cpu_to_le64(ix->pend[j].val);
+		r = hc_io(ix, REQ_OP_WRITE, blk, ix->sbuf, HC_SPILL_BLOCK);
+		if (r)
+			return r;
+		ix->st.spill_writes++;
+		/* written: drop them from the queue */
+		memmove(ix->pend, ix->pend + j, (ix->npend - j) * sizeof(*ix->pend));
+		ix->npend -= j;
+	}
+	return 0;
+}
+
+/* room in the queue for what one operation spills (one entry) */
+static int hc_spill_room(struct hc_index *ix)
+{
+	if (ix->policy != HC_POLICY_LOGLRU || ix->npend < HC_PEND_MAX)
+		return 0;
+	return hc_spill_flush(ix);
+}
+
+/*
+ * Is the spill entry @v one this index could have written? Bit 63, then pass,
+ * log block and group run, nothing above; a block inside the log, and a group
+ * run that fits the prefetch buffer and ends inside the log. The spill region
+ * is re-read at every fetch and anyone who can write the device can change it:
+ * nothing of it is used before this says yes.
+ */
+HC_TESTABLE bool hc_spill_entry_ok(struct hc_index *ix, u64 v)
+{
+	u64 e = v & (BIT_ULL(ix->lbits) - 1);
+	u64 off = (e >> 4) & 0xffffffffULL, glen = e >> HC_LOG_FIELD_BITS;
+
+	if (v & ~(BIT_ULL(63) | (BIT_ULL(ix->lbits) - 1)))
+		return false;
+	return off < ix->log_blocks && glen <= hc_glen_max(ix) &&
+	       off + glen < ix->log_blocks;
+}
+
+/*
+ * Read back @slot's pass and block (as Log field bits) from the queue or
+ * the spill region; *@ok is false if the region does not have them, or has
+ * something that is not an entry (counted in bad_entries: the way is free).
+ */
+int hc_fetch(struct hc_index *ix, u64 slot, u64 *loc, bool *ok)
+{
+	u64 v = 0;
+	u32 i;
+	int r;
+
+	for (i = 0; i < ix->npend; i++)
+		if (ix->pend[i].slot == slot)
+			break;
+	if (i < ix->npend) {
+		v = ix->pend[i].val;
+	} else {
+		r = hc_io(ix, REQ_OP_READ, hc_spill_block(ix, slot), ix->sbuf, HC_SPILL_BLOCK);
+		if (r)
+			return r;
+		ix->st.offset_fetches++;
+		v = le64_to_cpu(((__le64 *)ix->sbuf)[slot % (HC_SPILL_BLOCK / sizeof(u64))]);
+		if ((v & BIT_ULL(63)) && !hc_spill_entry_ok(ix, v)) {
+			ix->st.bad_entries++;
+			pr_warn_ratelimited("hashcache: %pg: spill entry of slot %llu is out of range (%#llx): ignored\n",
+					    ix->bdev, slot, v);
+			v = 0;
+		}
+	}
+	*ok = v & BIT_ULL(63);
+	*loc = (v & (BIT_ULL(ix->lbits) - 1)) << hc_gen_shift(ix);
+	return 0;
+}
+
+/* append a record (a tombstone if @tomb) at the log's end; its block in *@off */
+static int hc_log_append(struct hc_index *ix, const u8 *key, u32 klen,
+			 const void *val, u64 vlen, u32 group, bool tomb, u64 *off)
+{
+	struct hc_slot_disk *s;
+	int r;
+
+	/* a buffer left full by a failed write is written first */
+	if (ix->wcount == ix->wbuf_blocks || hc_log_end(ix) == ix->log_blocks) {
+		r = hc_log_flush(ix);
+		if (r)
+			return r;
+	}
+	*off = hc_log_end(ix);
+	s = ix->wbuf + (size_t)ix->wcount * ix->block_size;
+	hc_fill_slot(ix, s, key, klen, val, vlen, group, (tomb ? HC_REC_TOMB : 0) | ix->gen << 8);
+	ix->wcount++;
+	return 0;
+}
+
+/* flush when the buffer is full or reaches the end of the log */
+static int hc_log_maybe_flush(struct hc_index *ix)
+{
+	if (ix->wcount == ix->wbuf_blocks || hc_log_end(ix) == ix->log_blocks)
+		return hc_log_flush(ix);
+	return 0;
+}
+
+static int hc_log_put(struct hc_index *ix, const u8 *key, u32 klen,
+		      const void *val, u64 vlen, u32 group)
+{
+	u64 set, tag, ios = 0, w0 = ix->st.write_ios, off;
+	bool found, evict;
+	u32 way;
+	int r;
+
+	if (vlen > hc_max_value(ix))
+		return -EFBIG;
+	r = hc_spill_room(ix);
+	if (r)
+		return r;
+	hc_hash(ix, key, klen, &set, &tag);
+	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
+	if (r)
+		return r;
+	r = hc_log_append(ix, key, klen, val, vlen, group, false, &off);
+	if (r)
+		return r;
+	/* after the append: a flush in it may have ended a pass */
+	evict = !found && hc_log_live(ix, hc_field(ix, set * ix->ways + way));
+	hc_touch(ix, set * ix->ways, way);
+	hc_set_field(ix, set * ix->ways + way, hc_mkfield_log(ix, tag, ix->gen, off));
+	if (found) {
+		ix->st.overwrites++;
+	} else {
+		ix->st.inserts++;
+		if (evict)
+			ix->st.evictions++;
+	}
+	r = hc_log_maybe_flush(ix);
+	ix->st.insert_ios += ios + ix->st.write_ios - w0;
+	return r;
+}
+
+static int hc_log_get(struct hc_index *ix, const u8 *key, u32 klen, void *kval,
+		      struct hc_object *o)
+{
+	struct hc_slot_disk *s;
+	u64 set, tag, ios = 0, vlen, f;
+	bool found;
+	u32 way;
+	int r;
+
+	ix->st.lookups++;
+	r = hc_spill_room(ix);
+	if (r)
+		return r;
+	hc_hash(ix, key, klen, &set, &tag);
+	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
+	o->found = found;
+	/* its log block, read back by hc_find if LogLRU had spilled it */
+	f = found ? hc_field(ix, set * ix->ways + way) : 0;
+	if (!r && found && !kval &&
+	    hc_off(ix, f) >= ix->wbase && hc_off(ix, f) < hc_log_end(ix)) {
+		/* LOOKUP hands out a device offset: the record must be there */
+		u64 w0 = ix->st.write_ios, g;
+
+		r = hc_log_flush(ix);
+		ios += ix->st.write_ios - w0;
+		/* the flush may have given it a group run */
+		g = hc_field(ix, set * ix->ways + way);
+		if (!(g & HC_F_SPILLED))
+			f = g;
+	}
+	ix->st.lookup_ios += ios;
+	if (r)
+		return r;
+	if (!found) {
+		ix->st.misses++;
+		ix->st.miss_ios += ios;
+		if (!ios)
+			ix->st.misses_in_ram++;
+		return 0;
+	}
+	ix->st.hits++;
+	s = ix->buf + (size_t)way * ix->block_size;
+	vlen = le64_to_cpu(s->value_len);
+	o->dev_offset = ix->log_off + hc_off(ix, f) * ix->block_size + HC_SLOT_HDR_BYTES;
+	if (kval)
+		memcpy(kval, (void *)s + HC_SLOT_HDR_BYTES, min(vlen, o->value_len));
+	o->value_len = vlen;
+	hc_touch(ix, set * ix->ways, way);
+	hc_set_field(ix, set * ix->ways + way, hc_with_rank(ix, f, 0));
+	return 0;
+}
+
+static int hc_log_delete(struct hc_index *ix, const u8 *key, u32 klen, struct hc_object *o)
+{
+	u64 set, tag, ios = 0, off;
+	bool found;
+	u32 way;
+	int r;
+
+	hc_hash(ix, key, klen, &set, &tag);
+	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
+	o->found = found;
+	if (r || !found)
+		return r;
+	r = hc_log_append(ix, key, klen, NULL, 0, 0, true, &off);
+	if (r)
+		return r;
+	hc_clear(ix, set * ix->ways, way);
+	ix->st.deletes++;
+	return hc_log_maybe_flush(ix);
+}
+
+/* objects: the live fields (a wrap drops objects without an operation) */
+static u64 hc_log_objects(struct hc_index *ix)
+{
+	u64 i, n = 0;
+
+	for (i = 0; i < ix->sets * ix->ways; i++)
+		if (hc_log_live(ix, hc_field(ix, i)))
+			n++;
+	return n;
+}
+
+struct hc_rec {
+	u64 seq, hash;
+	u32 off, group;
+	u16 flags, run;
+};
+
+static int hc_rec_cmp(const void *a, const void *b)
+{
+	const struct hc_rec *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * Attach: read the whole log, find its end (the newest record), and replay
+ * the records that are still live in write order into the RAM fields. Two
+ * records of one key are told apart by their 64-bit hash (kept here only);
+ * a lookup still compares the keys.
+ */
+static int hc_log_rebuild(struct hc_index *ix)
+{
+	u64 per_read = max_t(u64, 1, HC_SCAN_BYTES / ix->block_size), b, n, i, nr = 0;
+	struct hc_rec *recs = NULL;
+	u64 *slot_hash = NULL;
+	void *buf;
+	int r = -ENOMEM;
+
+	buf = kvmalloc(per_read * ix->block_size, GFP_KERNEL);
+	recs = hc_ram_alloc(ix, ix->log_blocks * sizeof(*recs));
+	slot_hash = hc_ram_alloc(ix, ix->sets * ix->ways * sizeof(u64));
+	if (!buf || !recs || !slot_hash)
+		goto out;
+	r = 0;
+	for (b = 0; b < ix->log_blocks && !r; b += n) {
+		n = min(per_read, ix->log_blocks - b);
+		r = hc_io(ix, REQ_OP_READ, ix->log_off + b * ix->block_size, buf,
+			  n * ix->block_size);
+		for (i = 0; i < n && !r; i++) {
+			struct hc_slot_disk *s = buf + i * ix->block_size;
+
+			if (!hc_slot_valid(ix, s)) {
+				ix->torn += hc_slot_torn(ix, s);
+				continue;
+			}
+			recs[nr].seq = le64_to_cpu(s->seq);
+			recs[nr].hash = siphash(s->key, le16_to_cpu(s->key_len), &ix->hkey);
+			recs[nr].off = b + i;
+			recs[nr].flags = le16_to_cpu(s->flags);
+			recs[nr].group = le32_to_cpu(s->group);
+			nr++;
+		}
+		cond_resched();
+	}
+	if (r)
+		goto out;
+	sort(recs, nr, sizeof(*recs), hc_rec_cmp, NULL);
+	/* prefetch: group runs of records written one after another */
+	for (i = nr; ix->pfbuf && i-- > 0; ) {
+		struct hc_rec *a = &recs[i], *b = &recs[i + 1];
+
+		a->run = 0;
+		if (i + 1 < nr && a->group && b->group == a->group && b->off == a->off + 1 &&
+		    HC_REC_GEN(a->flags) == HC_REC_GEN(b->flags) &&
+		    !((a->flags | b->flags) & HC_REC_TOMB))
+			a->run = min_t(u64, b->run + 1, hc_glen_max(ix));
+	}
+	ix->wbase = 0;
+	ix->gen = 0;
+	if (nr) {
+		ix->wseq = recs[nr - 1].seq;
+		ix->wbase = recs[nr - 1].off + 1;
+		ix->gen = HC_REC_GEN(recs[nr - 1].flags);
+		if (ix->wbase == ix->log_blocks) {
+			ix->wbase = 0;
+			ix->gen = (ix->gen + 1) & 15;
+		}
+	}
+	for (i = 0; i < nr; i++) {
+		struct hc_rec *rc = &recs[i];
+		u64 set, tag, f, worst = 0;
+		u32 w, way = ix->ways, victim = 0;
+		bool empty = false;
+
+		hc_split(ix, rc->hash, &set, &tag);
+		f = hc_mkfield_log(ix, tag, HC_REC_GEN(rc->flags), rc->off) |
+		    (u64)rc->run << (hc_gen_shift(ix) + HC_LOG_FIELD_BITS);
+
+		if (!hc_log_live(ix, f))
+			continue;	/* overwritten by a later pass */
+		for (w = 0; w < ix->ways; w++) {
+			u64 g = hc_field(ix, set * ix->ways + w);
+
+			if (hc_log_live(ix, g) && slot_hash[set * ix->ways + w] == rc->hash) {
+				way = w;
+				break;
+			}
+			if (!hc_log_live(ix, g)) {
+				if (!empty)
+					victim = w;
+				empty = true;
+			} else if (!empty && hc_rank(ix, g) >= worst) {
+				worst = hc_rank(ix, g);
+				victim = w;
+			}
+		}
+		if (rc->flags & HC_REC_TOMB) {
+			if (way < ix->ways)
+				hc_clear(ix, set * ix->ways, way);
+			continue;
+		}
+		if (way == ix->ways)
+			way = victim;
+		hc_touch(ix, set * ix->ways, way);
+		hc_set_field(ix, set * ix->ways + way, f);
+		slot_hash[set * ix->ways + way] = rc->hash;
+	}
+	memset(&ix->st, 0, sizeof(ix->st));
+out:
+	kvfree(slot_hash);
+	kvfree(recs);
+	kvfree(buf);
+	return r;
+}
+
+/*
+ * Split the full Log fields of @set (in @full) into the short fields, the
+ * RAM entries of its most recently used ways and the spill entries of the
+ * others (at @spill).
+ */
+static void hc_loglru_keep(struct hc_index *ix, const unsigned long *full, u64 set,
+			   __le64 *spill)
+{
+	unsigned int lw = ix->width + ix->lbits;
+	u32 w, k = 0;
+
+	for (w = 0; w < ix->ways; w++) {
+		u64 slot = set * ix->ways + w, f = hc_bf_get(full, slot, lw);
+		u64 loc = f >> hc_gen_shift(ix);
+
+		hc_bf_set(ix->bits, slot, ix->width, f & hc_short_mask(ix));
+		if (!hc_valid(ix, f))
+			continue;
+		if (hc_rank(ix, f) < ix->ram_ways && k < ix->ram_ways)
+			hc_bf_set(ix->obits, set * ix->ram_ways + k++, ix->owidth,
+				  (w + 1) | loc << ix->way_bits);
+		else
+			spill[w] = cpu_to_le64(BIT_ULL(63) | loc);
+	}
+}
+
+/*
+ * LogLRU attach: rebuild full Log fields in a scratch array (Log's RAM, for
+ * the length of the attach), then keep the short part of every field, the
+ * pass and block of each set's ram_ways most recently used ways, and write
+ * the others' to the spill region, which is rewritten whole.
+ */
+static int hc_loglru_rebuild(struct hc_index *ix)
+{
+	unsigned int sw = ix->width, lw = sw + ix->lbits;
+	/* a chunk of the spill region: whole sets, whole spill blocks */
+	u64 per = rounddown(HC_SCAN_BYTES / sizeof(u64),
+			    lcm(HC_SPILL_BLOCK / sizeof(u64), ix->ways));
+	u64 slots = ix->sets * ix->ways, i, n, set;
+	unsigned long *keep = ix->bits, *tmp;
+	__le64 *chunk;
+	int r;
+
+	tmp = hc_ram_alloc(ix, BITS_TO_LONGS(slots * lw) * sizeof(long));
+	chunk = kvmalloc(HC_SCAN_BYTES, GFP_KERNEL);
+	if (!tmp || !chunk) {
+		r = -ENOMEM;
+		goto out;
+	}
+	ix->bits = tmp;
+	ix->width = lw;
+	ix->policy = HC_POLICY_LOG;
+	r = hc_log_rebuild(ix);
+	ix->policy = HC_POLICY_LOGLRU;
+	ix->bits = keep;
+	ix->width = sw;
+	if (r)
+		goto out;
+	for (i = 0; i < slots && !r; i += n) {
+		n = min(per, slots - i);
+		memset(chunk, 0, HC_SCAN_BYTES);
+		for (set = div_u64(i, ix->ways); set * ix->ways < i + n; set++)
+			hc_loglru_keep(ix, tmp, set, chunk + (set * ix->ways - i));
+		r = hc_io(ix, REQ_OP_WRITE, ix->spill_off + i * sizeof(u64), chunk,
+			  round_up(n * sizeof(u64), HC_SPILL_BLOCK));
+		cond_resched();
+	}
+	memset(&ix->st, 0, sizeof(ix->st));
+out:
+	kvfree(chunk);
+	kvfree(tmp);
+	return r;
+}
+
+/*
+ * Log policies' RAM: the write buffer, the prefetch buffer, Log's full fields
+ * or LogLRU's short fields with the RAM ways' entries, the spill queue and a
+ * spill block.
+ */
+static int hc_log_alloc_ram(struct hc_index *ix)
+{
+	size_t ob;
+
+	ix->lbits = HC_LOG_FIELD_BITS + (ix->flags & HC_FORMAT_PREFETCH ? HC_GLEN_BITS : 0);
+	if (ix->policy == HC_POLICY_LOG)
+		ix->width += ix->lbits;
+	ix->wbuf_blocks = HC_LOG_WBUF_BYTES / ix->block_size;
+	ix->wbuf = kvmalloc(HC_LOG_WBUF_BYTES, GFP_KERNEL);
+	if (!ix->wbuf)
+		return -ENOMEM;
+	if (ix->flags & HC_FORMAT_PREFETCH) {
+		ix->pfbuf = kvmalloc(HC_LOG_WBUF_BYTES, GFP_KERNEL);
+		if (!ix->pfbuf)
+			return -ENOMEM;
+	}
+	if (ix->policy == HC_POLICY_LOGLRU) {
+		ix->way_bits = order_base_2(ix->ways + 1);
+		ix->owidth = ix->way_bits + ix->lbits;
+		ob = BITS_TO_LONGS((u64)ix->sets * ix->ram_ways * ix->owidth) * sizeof(long);
+		ix->obits = hc_ram_alloc(ix, ob);
+		ix->pend = kvmalloc_array(HC_PEND_MAX, sizeof(*ix->pend), GFP_KERNEL);
+		ix->sbuf = kmalloc(HC_SPILL_BLOCK, GFP_KERNEL);
+		if (!ix->obits || !ix->pend || !ix->sbuf)
+			return -ENOMEM;
+		ix->bits_bytes = ob;
+	}
+	ob = BITS_TO_LONGS(ix->sets * ix->ways * ix->width) * sizeof(long);
+	ix->bits = hc_ram_alloc(ix, ob);
+	ix->bits_bytes += ob;
+	return ix->bits ? 0 : -ENOMEM;
+}
+
+/* Does a Log field (of the widest kind this index has) fit in 63 bits (bit 63: spilled)? */
+static bool hc_log_fields_fit(struct hc_index *ix)
+{
+	return 1 + order_base_2(ix->ways) + ix->tag_bits + HC_LOG_FIELD_BITS +
+	       (ix->flags & HC_FORMAT_PREFETCH ? HC_GLEN_BITS : 0) <= 63;
+}
+
+static int hc_log_format(struct hc_index *ix, const struct hc_format *f)
+{
+	u64 avail = ix->dev_bytes - HC_TABLE_OFFSET, lb;
+
+	/* parameters of another policy, fields that do not fit */
+	if (f->resident_sets || (f->ram_ways && ix->policy != HC_POLICY_LOGLRU) ||
+	    !hc_log_fields_fit(ix))
+		return -EINVAL;
+	if (avail < (u64)ix->ways * ix->block_size)
+		return -ENOSPC;
+	/* LogLRU: room for the spill region, 8 bytes a record */
+	lb = f->log_bytes ?: ix->policy == HC_POLICY_LOG ? avail :
+	     div_u64(avail - min_t(u64, avail, HC_SPILL_BLOCK), ix->block_size + 8) *
+	     ix->block_size;
+	ix->log_off = HC_TABLE_OFFSET;
+	ix->log_blocks = div_u64(lb, ix->block_size);
+	if (lb > avail || lb % ix->block_size ||
+	    ix->log_blocks < 2 * (HC_LOG_WBUF_BYTES / ix->block_size) ||
+	    ix->log_blocks > U32_MAX)
+		return -ENOSPC;
+	/* as many slots as the log holds records */
+	ix->sets = f->sets ?: max_t(u64, 1, div_u64(ix->log_blocks, ix->ways));
+	if (ix->sets > U32_MAX / ix->ways)
+		return -ENOSPC;
+	ix->spill_off = ix->log_off + lb;
+	if (ix->policy != HC_POLICY_LOGLRU)
+		return 0;
+	if (ix->spill_off + hc_spill_bytes(ix) > ix->dev_bytes)
+		return -ENOSPC;
+	/* some ways' offsets in RAM, not all */
+	if (ix->ways < 2 || f->ram_ways >= ix->ways)
+		return -EINVAL;
+	ix->ram_ways = f->ram_ways ?: ix->ways / 2;
+	return 0;
+}
+
+static bool hc_log_geometry_ok(struct hc_index *ix)
+{
+	bool lru_log = ix->policy == HC_POLICY_LOGLRU;
+
+	if (ix->resident_sets || lru_log != (ix->ram_ways && ix->ram_ways < ix->ways) ||
+	    !hc_log_fields_fit(ix))
+		return false;
+	ix->spill_off = ix->log_off + ix->log_blocks * ix->block_size;
+	return ix->log_off == HC_TABLE_OFFSET && ix->log_blocks <= U32_MAX &&
+	       ix->log_blocks >= 2 * (HC_LOG_WBUF_BYTES / ix->block_size) &&
+	       ix->spill_off <= ix->dev_bytes && ix->sets <= U32_MAX / ix->ways &&
+	       (!lru_log || ix->spill_off + hc_spill_bytes(ix) <= ix->dev_bytes);
+}
+
+/* the scratch RAM of an attach: the records and slot hashes, LogLRU's full fields */
+static u64 hc_log_recover_bytes(struct hc_index *ix)
+{
+	u64 slots = ix->sets * ix->ways;
+	u64 need = max(ix->log_blocks * sizeof(struct hc_rec), slots * sizeof(u64));
+
+	if (ix->policy == HC_POLICY_LOGLRU)
+		need = max(need, BITS_TO_LONGS(slots * (ix->width + ix->lbits)) * sizeof(long));
+	return need;
+}
+
+/* attach: LogLRU rebuilds Log's fields first, then keeps part and spills the rest */
+static int hc_log_recover(struct hc_index *ix)
+{
+	return ix->policy == HC_POLICY_LOGLRU ? hc_loglru_rebuild(ix) : hc_log_rebuild(ix);
+}
+
+const struct hc_policy_ops hc_log_ops = {
+	.name		= "log",
+	.format_flags	= HC_FORMAT_PREFETCH,
+	.format		= hc_log_format,
+	.geometry_ok	= hc_log_geometry_ok,
+	.alloc_ram	= hc_log_alloc_ram,
+	.recover	= hc_log_recover,
+	.recover_bytes	= hc_log_recover_bytes,
+	.insert		= hc_log_put,
+	.lookup		= hc_log_get,
+	.remove		= hc_log_delete,
+	.flush		= hc_log_flush,
+	.objects	= hc_log_objects,
+};
