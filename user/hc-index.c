@@ -33,6 +33,7 @@ static const char *const policy_names[] = {
 	[HC_POLICY_SETMEMLRU] = "setmemlru",
 	[HC_POLICY_LOG] = "log",
 	[HC_POLICY_LOGLRU] = "loglru",
+	[HC_POLICY_BUFFERHASH] = "bufferhash",
 };
 
 #define HDR(s) { .size = sizeof(s), .version = HC_ABI_VERSION }
@@ -101,6 +102,41 @@ static int find_index(int ctl, const char *dev, uint32_t *id)
 	return EX_OK;
 }
 
+/*
+ * BufferHash sizes its buffers and filters itself: say what it chose (attach,
+ * read the geometry, detach; the index is as format left it).
+ */
+static int say_bufferhash(int ctl, const char *dev)
+{
+	struct hc_attach a = { .hdr = HDR(a) };
+	struct hc_info in = { .hdr = HDR(in) };
+	struct hc_id d = { .hdr = HDR(d) };
+	int fd = open_blk(dev), r;
+
+	if (fd < 0)
+		return EX_FAIL;
+	a.fd = fd;
+	r = ioctl(ctl, HC_IOC_ATTACH, &a);
+	close(fd);
+	if (r) {
+		err("index format %s: formatted, but attach to read its geometry: %s", dev,
+		    strerror(errno));
+		return EX_FAIL;
+	}
+	in.id = a.id;
+	d.id = a.id;
+	r = ioctl(ctl, HC_IOC_GET_INFO, &in);
+	if (ioctl(ctl, HC_IOC_DETACH, &d) || r) {
+		err("index format %s: formatted, but its geometry: %s", dev, strerror(errno));
+		return EX_FAIL;
+	}
+	if (!opt_json)
+		printf("bufferhash: %" PRIu64 " super tables, %u incarnations each of %" PRIu64
+		       " KiB (a buffer in RAM each), %u filter bits per 256 B of incarnation\n",
+		       (uint64_t)in.sets, in.ways, (uint64_t)in.buffer_bytes >> 10, in.tag_bits);
+	return EX_OK;
+}
+
 static int idx_format(int ctl, int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -113,6 +149,7 @@ static int idx_format(int ctl, int argc, char **argv)
 		{ "log-size", required_argument, NULL, 'l' },
 		{ "resident-sets", required_argument, NULL, 'r' },
 		{ "ram-ways", required_argument, NULL, 'k' },
+		{ "buffer-size", required_argument, NULL, 'B' },
 		{ "prefetch", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -130,7 +167,7 @@ static int idx_format(int ctl, int argc, char **argv)
 				if (policy_names[i] && !strcasecmp(optarg, policy_names[i]))
 					f.policy = i;
 			if (!f.policy) {
-				err("index format: unknown policy '%s' (basic, set, setmem, setmemlru, log, loglru)",
+				err("index format: unknown policy '%s' (basic, set, setmem, setmemlru, log, loglru, bufferhash)",
 				    optarg);
 				return EX_USAGE;
 			}
@@ -177,6 +214,13 @@ static int idx_format(int ctl, int argc, char **argv)
 			}
 			f.ram_ways = (uint32_t)v;
 			break;
+		case 'B':
+			if (parse_bytes(optarg, &v) || !v) {
+				err("index format: bad --buffer-size '%s'", optarg);
+				return EX_USAGE;
+			}
+			f.buffer_bytes = v;
+			break;
 		case 'l':
 			if (parse_bytes(optarg, &v) || !v) {
 				err("index format: bad --log-size '%s'", optarg);
@@ -213,6 +257,8 @@ static int idx_format(int ctl, int argc, char **argv)
 		err("index format %s: %s%s", argv[optind], strerror(errno), why);
 		return errno == EINVAL ? EX_USAGE : EX_FAIL;
 	}
+	if (f.policy == HC_POLICY_BUFFERHASH)
+		return say_bufferhash(ctl, argv[optind]);
 	return EX_OK;
 }
 
@@ -392,6 +438,7 @@ static int idx_info(int ctl, const char *dev)
 		json_object_object_add(j, "prefetch",
 				       json_object_new_boolean(in.flags & HC_FORMAT_PREFETCH));
 		jset(j, "log_bytes", in.log_bytes);
+		jset(j, "buffer_bytes", in.buffer_bytes);
 		jset(j, "max_value", in.max_value);
 		jset(j, "dev_bytes", in.dev_bytes);
 		json_out(j);
@@ -405,6 +452,10 @@ static int idx_info(int ctl, const char *dev)
 			printf("log offsets of %u ways a set kept in RAM\n", in.ram_ways);
 		if (in.flags & HC_FORMAT_PREFETCH)
 			printf("prefetch: a group's records are read together\n");
+		if (in.buffer_bytes)
+			printf("buffers and incarnations of %" PRIu64 " B: %" PRIu64
+			       " super tables, %u incarnations each\n", (uint64_t)in.buffer_bytes,
+			       (uint64_t)in.sets, in.ways);
 	}
 	return EX_OK;
 }

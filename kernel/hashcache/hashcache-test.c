@@ -439,9 +439,9 @@ static void hc_test_policies(struct kunit *test)
 	u32 p;
 
 	KUNIT_EXPECT_NULL(test, hc_policy(0));
-	KUNIT_EXPECT_NULL(test, hc_policy(HC_POLICY_LOGLRU + 1));
+	KUNIT_EXPECT_NULL(test, hc_policy(HC_POLICY_BUFFERHASH + 1));
 	KUNIT_EXPECT_NULL(test, hc_policy(U32_MAX));
-	for (p = HC_POLICY_BASIC; p <= HC_POLICY_LOGLRU; p++) {
+	for (p = HC_POLICY_BASIC; p <= HC_POLICY_BUFFERHASH; p++) {
 		const struct hc_policy_ops *o = hc_policy(p);
 
 		KUNIT_ASSERT_NOT_NULL_MSG(test, o, "policy %u", p);
@@ -451,6 +451,150 @@ static void hc_test_policies(struct kunit *test)
 		/* a policy that buffers says how many objects it holds */
 		KUNIT_EXPECT_EQ_MSG(test, !o->flush, !o->objects, "policy %u", p);
 	}
+}
+
+/* an empty BufferHash index with no device: 2 super tables, 4 incarnations of 4 blocks */
+static struct hc_index *hc_test_bh(struct kunit *test)
+{
+	struct hc_index *ix = hc_test_index(test, HC_POLICY_BUFFERHASH, 2, 4, 8);
+
+	ix->ops = &hc_bh_ops;
+	ix->block_size = 4096;
+	ix->buffer_bytes = 4 * 4096;
+	ix->format_id = 0xbf;
+	ix->seed = 5;
+	ix->hkey.key[0] = 5;
+	KUNIT_ASSERT_EQ(test, 0, ix->ops->alloc_ram(ix));
+	return ix;
+}
+
+static int hc_test_bh_put(struct hc_index *ix, const char *key, const void *v, u64 vlen)
+{
+	return ix->ops->insert(ix, key, strlen(key), v, vlen, 0);
+}
+
+/* GET @key into @v (up to @cap bytes): 1 found, 0 not, < 0 an error */
+static int hc_test_bh_get(struct hc_index *ix, const char *key, void *v, u64 cap)
+{
+	struct hc_object o = { .value_len = cap };
+	int r = ix->ops->lookup(ix, key, strlen(key), v, &o);
+
+	return r ?: (int)o.found;
+}
+
+/*
+ * BufferHash in RAM (its buffers; no incarnation is written here): the
+ * newest record of a key wins, in its home block or in the second one a
+ * full home block sends it to; a delete hides it; a filter names the
+ * incarnation a key went to until that is dropped.
+ */
+static void hc_test_bufferhash(struct kunit *test)
+{
+	struct hc_index *ix = hc_test_bh(test);
+	static char big[1900], got[2000];
+	struct hc_bh_key l, m;
+	char keys[3][16];
+	unsigned int i, n = 0;
+
+	KUNIT_ASSERT_EQ(test, 0, hc_test_bh_put(ix, "k0", "zero", 4));
+	KUNIT_ASSERT_EQ(test, 0, hc_test_bh_put(ix, "k1", "one", 3));
+	KUNIT_EXPECT_EQ(test, 1, hc_test_bh_get(ix, "k0", got, sizeof(got)));
+	KUNIT_EXPECT_MEMEQ(test, got, "zero", 4);
+	KUNIT_ASSERT_EQ(test, 0, hc_test_bh_put(ix, "k0", "ZERO", 4));
+	KUNIT_EXPECT_EQ(test, 1, hc_test_bh_get(ix, "k0", got, sizeof(got)));
+	KUNIT_EXPECT_MEMEQ(test, got, "ZERO", 4);
+	{
+		struct hc_object o = {};
+
+		KUNIT_EXPECT_EQ(test, 0, ix->ops->remove(ix, "k1", 2, &o));
+		KUNIT_EXPECT_EQ(test, 1U, o.found);
+		KUNIT_EXPECT_EQ(test, 0, hc_test_bh_get(ix, "k1", got, sizeof(got)));
+		KUNIT_EXPECT_EQ(test, 0, ix->ops->remove(ix, "k1", 2, &o));
+		KUNIT_EXPECT_EQ(test, 0U, o.found);
+	}
+	/* the head incarnation's filter names k0 */
+	hc_bh_locate(ix, "k0", 2, &l);
+	KUNIT_EXPECT_TRUE(test, hc_bh_candidates(ix, &l) & BIT_ULL(0));
+	/* three keys with one home block: 1900-byte values, two a block */
+	for (i = 0; n < 3 && i < 100000; i++) {
+		snprintf(keys[n], sizeof(keys[n]), "h%u", i);
+		hc_bh_locate(ix, keys[n], strlen(keys[n]), &m);
+		if (m.t == l.t && m.b1 == l.b1)
+			n++;
+	}
+	KUNIT_ASSERT_EQ(test, 3U, n);
+	for (i = 0; i < 3; i++) {
+		memset(big, 'a' + i, sizeof(big));
+		KUNIT_ASSERT_EQ(test, 0, hc_test_bh_put(ix, keys[i], big, sizeof(big)));
+	}
+	for (i = 0; i < 3; i++) {
+		memset(big, 'a' + i, sizeof(big));
+		KUNIT_EXPECT_EQ_MSG(test, 1, hc_test_bh_get(ix, keys[i], got, sizeof(got)), "%s",
+				    keys[i]);
+		KUNIT_EXPECT_MEMEQ(test, got, big, sizeof(big));
+	}
+	/* an overwrite lands in the home block, the old copy in the other: the new one wins */
+	KUNIT_ASSERT_EQ(test, 0, hc_test_bh_put(ix, keys[2], "new", 3));
+	KUNIT_EXPECT_EQ(test, 1, hc_test_bh_get(ix, keys[2], got, sizeof(got)));
+	KUNIT_EXPECT_MEMEQ(test, got, "new", 3);
+	KUNIT_EXPECT_EQ(test, 1, hc_test_bh_get(ix, "k0", got, sizeof(got)));
+	/* dropped, the incarnation is no longer a candidate */
+	hc_bh_drop_slot(ix, l.t, 0);
+	KUNIT_EXPECT_FALSE(test, hc_bh_candidates(ix, &l) & BIT_ULL(0));
+	/* a value that does not fit a block */
+	KUNIT_EXPECT_EQ(test, -EFBIG, hc_test_bh_put(ix, "huge", big, 4096));
+}
+
+/* give @b the CRC the index would */
+static void hc_test_seal(struct hc_bh_block *b)
+{
+	b->crc = 0;
+	b->crc = cpu_to_le32(hc_crc(b, sizeof(*b), offsetof(struct hc_bh_block, crc)));
+}
+
+/* a block header from the device counts only as this index wrote it, CRC or not */
+static void hc_test_bh_block(struct kunit *test)
+{
+	struct hc_index *ix = hc_test_bh(test);
+	struct hc_bh_block b;
+	u64 gen;
+
+	memset(&b, 0, sizeof(b));
+	b.magic = cpu_to_le32(HC_BH_BLOCK_MAGIC);
+	b.format_id = cpu_to_le64(ix->format_id);
+	b.gen = cpu_to_le64(7);
+	b.table = cpu_to_le32(1);
+	b.slot = cpu_to_le16(2);
+	b.used = cpu_to_le32(4096 - sizeof(b));
+	hc_test_seal(&b);
+	KUNIT_EXPECT_TRUE(test, hc_bh_block_ok(ix, &b, 1, 2, &gen));
+	KUNIT_EXPECT_EQ(test, 7ULL, gen);
+	/* another place */
+	KUNIT_EXPECT_FALSE(test, hc_bh_block_ok(ix, &b, 0, 2, &gen));
+	KUNIT_EXPECT_FALSE(test, hc_bh_block_ok(ix, &b, 1, 3, &gen));
+	/* unsealed */
+	b.gen = cpu_to_le64(8);
+	KUNIT_EXPECT_FALSE(test, hc_bh_block_ok(ix, &b, 1, 2, &gen));
+	/* sealed, but more used than the block holds, an unknown flag, no generation */
+	b.used = cpu_to_le32(4096 - sizeof(b) + 1);
+	hc_test_seal(&b);
+	KUNIT_EXPECT_FALSE(test, hc_bh_block_ok(ix, &b, 1, 2, &gen));
+	b.used = 0;
+	b.flags = cpu_to_le16(2);
+	hc_test_seal(&b);
+	KUNIT_EXPECT_FALSE(test, hc_bh_block_ok(ix, &b, 1, 2, &gen));
+	b.flags = cpu_to_le16(HC_BH_OVERFLOW);
+	b.gen = 0;
+	hc_test_seal(&b);
+	KUNIT_EXPECT_FALSE(test, hc_bh_block_ok(ix, &b, 1, 2, &gen));
+	/* another format's */
+	b.gen = cpu_to_le64(9);
+	b.format_id = cpu_to_le64(ix->format_id + 1);
+	hc_test_seal(&b);
+	KUNIT_EXPECT_FALSE(test, hc_bh_block_ok(ix, &b, 1, 2, &gen));
+	b.format_id = cpu_to_le64(ix->format_id);
+	hc_test_seal(&b);
+	KUNIT_EXPECT_TRUE(test, hc_bh_block_ok(ix, &b, 1, 2, &gen));
 }
 
 static struct kunit_case hc_test_cases[] = {
@@ -464,6 +608,8 @@ static struct kunit_case hc_test_cases[] = {
 	KUNIT_CASE(hc_test_spill_entry),
 	KUNIT_CASE(hc_test_shadowed),
 	KUNIT_CASE(hc_test_policies),
+	KUNIT_CASE(hc_test_bufferhash),
+	KUNIT_CASE(hc_test_bh_block),
 	{}
 };
 

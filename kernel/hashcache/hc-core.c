@@ -168,6 +168,7 @@ static int hc_sb_write(struct hc_index *ix, bool clean)
 	sb->log_offset = cpu_to_le64(ix->log_off);
 	sb->log_bytes = cpu_to_le64(ix->log_blocks * ix->block_size);
 	sb->dev_bytes = cpu_to_le64(ix->dev_bytes);
+	sb->buffer_bytes = cpu_to_le64(ix->buffer_bytes);
 	sb->crc = cpu_to_le32(hc_crc(sb, HC_SB_BYTES, offsetof(struct hc_sb_disk, crc)));
 	r = hc_io(ix, REQ_OP_WRITE, (ix->sb_seq & 1) * HC_SB_BYTES, sb, HC_SB_BYTES);
 	kfree(sb);
@@ -199,6 +200,8 @@ void *hc_ram_alloc(struct hc_index *ix, u64 bytes)
 /* free @ix and every RAM part it has (hc_alloc_ram's, whichever exist) */
 HC_TESTABLE void hc_free(struct hc_index *ix)
 {
+	if (ix->ops && ix->ops->free)
+		ix->ops->free(ix);
 	kvfree(ix->bits);
 	kvfree(ix->frame_set);
 	kvfree(ix->htab);
@@ -282,6 +285,7 @@ static const struct hc_policy_ops *const hc_policies[] = {
 	[HC_POLICY_SETMEMLRU]	= &hc_table_ops,
 	[HC_POLICY_LOG]		= &hc_log_ops,
 	[HC_POLICY_LOGLRU]	= &hc_log_ops,
+	[HC_POLICY_BUFFERHASH]	= &hc_bh_ops,
 };
 
 /* the ops of policy @p, or NULL if there is no such policy */
@@ -441,6 +445,7 @@ static int hc_do_attach(struct hc_attach *a, struct hc_index **out_ix)
 	ix->format_id = le64_to_cpu(best->format_id);
 	ix->sb_seq = le64_to_cpu(best->seq);
 	ix->log_off = le64_to_cpu(best->log_offset);
+	ix->buffer_bytes = le64_to_cpu(best->buffer_bytes);
 	ix->log_blocks = ix->block_size ?
 		div_u64(le64_to_cpu(best->log_bytes), ix->block_size) : 0;
 	/* a CRC does not vouch for sense: check the geometry as format does */
@@ -734,6 +739,7 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		in.tag_bits = ix->tag_bits;
 		in.sets = ix->sets;
 		in.log_bytes = ix->log_blocks * ix->block_size;
+		in.buffer_bytes = ix->buffer_bytes;
 		in.max_value = hc_max_value(ix);
 		in.dev_bytes = ix->dev_bytes;
 		in.dev_major = MAJOR(ix->bdev->bd_dev);
@@ -787,7 +793,7 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 			s.objects = ix->ops->objects(ix);
 		s.torn_records = ix->torn;
 		s.ram_bytes = ix->bits_bytes;
-		s.slots = ix->sets * ix->ways;
+		s.slots = ix->slots ?: ix->sets * ix->ways;
 		s.ram_bits_per_object = s.objects ?
 			div64_u64(s.ram_bytes * 8000, s.objects) : 0;
 		hc_put_index(ix);

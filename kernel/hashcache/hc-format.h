@@ -48,6 +48,7 @@ struct hc_sb_disk {
 	__le64 table_offset;
 	__le64 log_offset;
 	__le64 dev_bytes;	/* device size at format */
+	__le64 buffer_bytes;	/* BufferHash: an incarnation (earlier formats: 0) */
 } __packed;
 
 struct hc_slot_disk {
@@ -63,5 +64,41 @@ struct hc_slot_disk {
 } __packed;
 
 #define HC_SLOT_HDR_BYTES	sizeof(struct hc_slot_disk)
+
+/*
+ * BufferHash: the incarnations region at table_offset, log_bytes long: for
+ * each super table (sets of them), ways incarnations of buffer_bytes, each
+ * blocks of block_size. A block: a header, then records packed, appended
+ * only. A block counts for an incarnation only if its header checks and
+ * names that incarnation's place and its generation (the newest of the
+ * place's blocks); a record only if its CRC (seeded with the format id)
+ * checks and it lies inside the block's used bytes.
+ */
+#define HC_BH_BLOCK_MAGIC	0x48434268	/* "HCBh" */
+#define HC_BH_OVERFLOW		1		/* block flags: a record went elsewhere */
+#define HC_BH_TOMB		1		/* record flags: a delete */
+
+/* at the start of every block of an incarnation */
+struct hc_bh_block {
+	__le32 magic;
+	__le32 crc;		/* of this header, crc zero */
+	__le64 format_id;
+	__le64 gen;		/* the incarnation's generation (never 0) */
+	__le32 table;
+	__le16 slot;		/* the incarnation's place in its super table's ring */
+	__le16 flags;		/* HC_BH_OVERFLOW */
+	__le32 used;		/* bytes of records after the header */
+	__le32 pad;
+} __packed;
+
+/* a record: this, the key, the value, padded to 8 bytes */
+struct hc_bh_rec {
+	__le32 crc;		/* seeded with the format id: header (crc zero), key, value */
+	__le16 key_len;
+	__le16 flags;		/* HC_BH_TOMB */
+	__le32 value_len;
+	__le32 pad;
+	__le64 seq;
+} __packed;
 
 #endif /* HC_FORMAT_H */

@@ -10,6 +10,7 @@
  *   hc-set.c     a key's set: hashing, slots on the device, hc_find
  *   hc-table.c   the table policies (Basic, Set, SetMem, SetMemLRU)
  *   hc-log.c     the log policies (Log, LogLRU) and LogLRU's spill region
+ *   hc-bufferhash.c  BufferHash (CLAM): buffers, incarnations, Bloom filters
  *
  * The on-device format is in hc-format.h.
  */
@@ -57,6 +58,8 @@ struct hc_policy_ops {
 	bool (*geometry_ok)(struct hc_index *ix);
 	/* the RAM part and buffers, once the geometry is known (format, attach) */
 	int (*alloc_ram)(struct hc_index *ix);
+	/* free what alloc_ram made in ix->priv (NULL: it made nothing there) */
+	void (*free)(struct hc_index *ix);
 	/* attach: rebuild the RAM part from the device */
 	int (*recover)(struct hc_index *ix);
 	/* the largest piece of scratch RAM recover takes (NULL: none) */
@@ -88,7 +91,11 @@ struct hc_index {
 	u32 policy, flags, block_size, ways, tag_bits, resident_sets, ram_ways;
 	const struct hc_policy_ops *ops;	/* the policy's (hc_policies[policy]) */
 	u64 sets, seed, format_id, sb_seq, dev_bytes;
+	u64 buffer_bytes;		/* BufferHash: an incarnation's */
+	u64 max_value;			/* the largest value a PUT takes; 0: a slot's */
+	u64 slots;			/* objects it is sized for; 0: sets x ways */
 	siphash_key_t hkey;
+	void *priv;			/* the policy's own (ops->free frees it) */
 
 	/* RAM part (SetMem, Log): per slot tag | rank | valid, width bits each */
 	unsigned long *bits;
@@ -254,12 +261,19 @@ static inline u64 hc_slot_off(struct hc_index *ix, u64 set, u32 way)
 
 static inline u64 hc_max_value(struct hc_index *ix)
 {
-	return ix->block_size - HC_SLOT_HDR_BYTES;
+	return ix->max_value ?: ix->block_size - HC_SLOT_HDR_BYTES;
 }
+
+/* where a key goes: its super table, home and second block, filter hash */
+struct hc_bh_key {
+	u32 t, b1, b2;
+	u64 fx, fy;
+};
 
 /* the policies (hc-table.c, hc-log.c), by HC_POLICY_* in hc_policies[] */
 extern const struct hc_policy_ops hc_table_ops;
 extern const struct hc_policy_ops hc_log_ops;
+extern const struct hc_policy_ops hc_bh_ops;
 
 /* hc-core.c */
 int hc_io(struct hc_index *ix, enum req_op op, u64 off, void *buf, size_t len);
@@ -309,6 +323,11 @@ u32 hc_frame_victim(struct hc_index *ix);
 u64 hc_glen_max(struct hc_index *ix);
 bool hc_spill_entry_ok(struct hc_index *ix, u64 v);
 void hc_group_runs(struct hc_index *ix);
+void hc_bh_locate(struct hc_index *ix, const u8 *key, u32 klen, struct hc_bh_key *l);
+u64 hc_bh_candidates(struct hc_index *ix, const struct hc_bh_key *l);
+void hc_bh_filter_add(struct hc_index *ix, const struct hc_bh_key *l, u32 s);
+void hc_bh_drop_slot(struct hc_index *ix, u32 t, u32 s);
+bool hc_bh_block_ok(struct hc_index *ix, const struct hc_bh_block *b, u32 t, u32 s, u64 *gen);
 #else
 #define HC_TESTABLE static
 #endif

@@ -665,7 +665,8 @@ static int hc_log_format(struct hc_index *ix, const struct hc_format *f)
 	u64 avail = ix->dev_bytes - HC_TABLE_OFFSET, lb;
 
 	/* parameters of another policy, fields that do not fit */
-	if (f->resident_sets || (f->ram_ways && ix->policy != HC_POLICY_LOGLRU) ||
+	if (f->resident_sets || f->buffer_bytes ||
+	    (f->ram_ways && ix->policy != HC_POLICY_LOGLRU) ||
 	    !hc_log_fields_fit(ix))
 		return -EINVAL;
 	if (avail < (u64)ix->ways * ix->block_size)
@@ -700,7 +701,8 @@ static bool hc_log_geometry_ok(struct hc_index *ix)
 {
 	bool lru_log = ix->policy == HC_POLICY_LOGLRU;
 
-	if (ix->resident_sets || lru_log != (ix->ram_ways && ix->ram_ways < ix->ways) ||
+	if (ix->resident_sets || ix->buffer_bytes ||
+	    lru_log != (ix->ram_ways && ix->ram_ways < ix->ways) ||
 	    !hc_log_fields_fit(ix))
 		return false;
 	ix->spill_off = ix->log_off + ix->log_blocks * ix->block_size;

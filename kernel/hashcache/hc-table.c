@@ -433,7 +433,8 @@ static int hc_table_format(struct hc_index *ix, const struct hc_format *f)
 	u64 fit;
 
 	/* parameters of another policy */
-	if ((f->resident_sets && ix->policy != HC_POLICY_SETMEMLRU) || f->ram_ways || f->log_bytes)
+	if ((f->resident_sets && ix->policy != HC_POLICY_SETMEMLRU) || f->ram_ways ||
+	    f->log_bytes || f->buffer_bytes)
 		return -EINVAL;
 	if (ix->policy == HC_POLICY_BASIC) {
 		/* one object per bin */
@@ -461,7 +462,7 @@ static bool hc_table_geometry_ok(struct hc_index *ix)
 
 	if (lru != (ix->resident_sets && ix->resident_sets <= ix->sets && ix->sets < U32_MAX))
 		return false;
-	if (ix->ram_ways || (ix->policy == HC_POLICY_BASIC && ix->ways != 1))
+	if (ix->ram_ways || ix->buffer_bytes || (ix->policy == HC_POLICY_BASIC && ix->ways != 1))
 		return false;
 	return ix->sets <= div64_u64(ix->dev_bytes - HC_TABLE_OFFSET,
 				     (u64)ix->ways * ix->block_size);

@@ -31,6 +31,7 @@ enum hc_policy {
 	HC_POLICY_SETMEMLRU	= 4,	/* SetMem with a bounded cache of set headers */
 	HC_POLICY_LOG		= 5,	/* a log on the device, tag + offset in RAM */
 	HC_POLICY_LOGLRU	= 6,	/* Log with K of N ways' log offsets per set in RAM */
+	HC_POLICY_BUFFERHASH	= 7,	/* BufferHash: RAM buffers, Bloom-filtered incarnations */
 };
 
 /* hc_format.flags */
@@ -41,7 +42,12 @@ struct hc_hdr {
 	__u32 version;		/* HC_ABI_VERSION */
 };
 
-/* HC_IOC_FORMAT: write a new, empty index to a block device */
+/*
+ * HC_IOC_FORMAT: write a new, empty index to a block device. BUFFERHASH reads
+ * the fields its own way: sets = super tables (0: as many as fit), ways =
+ * incarnations a super table (2 to 64; 0 = 16), tag_bits = Bloom filter bits
+ * per 256 bytes of an incarnation, log_bytes = room for all incarnations.
+ */
 struct hc_format {
 	struct hc_hdr hdr;
 	__s32 fd;		/* an open block device; it must not be attached */
@@ -53,9 +59,10 @@ struct hc_format {
 	__u32 resident_sets;	/* SETMEMLRU: sets kept in RAM; 0 = sets / 4 */
 	__u32 ram_ways;		/* LOGLRU: offsets per set kept in RAM; 0 = ways / 2 */
 	__u64 log_bytes;	/* LOG*: size of the circular log; 0 = what is left */
-	__u64 sets;		/* 0 = as many as fit */
+	__u64 sets;		/* 0 = as many as fit (BUFFERHASH: super tables) */
 	__u64 seed;		/* hash seed; 0 = random */
-	__u64 reserved[4];
+	__u64 buffer_bytes;	/* BUFFERHASH: one buffer (= incarnation); 0 = 128 KiB */
+	__u64 reserved[3];
 };
 
 /* HC_IOC_ATTACH: open an index; returns its id */
@@ -125,7 +132,8 @@ struct hc_info {
 	__u64 dev_bytes;
 	__u32 dev_major;	/* the block device it is attached on */
 	__u32 dev_minor;
-	__u64 reserved[3];
+	__u64 buffer_bytes;	/* BUFFERHASH: one buffer (= incarnation) */
+	__u64 reserved[2];
 };
 
 /* HC_IOC_STATS: counters since attach, and the RAM the index uses */

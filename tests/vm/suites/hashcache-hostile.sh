@@ -3,6 +3,8 @@
 #  - the device written under an attached index: LogLRU's spill entries crafted
 #    (a group run past the prefetch buffer, a log block past the log): ignored
 #    and counted, never a read past a buffer or the log;
+#  - BufferHash's blocks rewritten with valid CRCs (a record's key or value
+#    length, a block's fill, its generation): never a wrong value or an error;
 #  - a buffered reader of LOOKUP's offset after an overwrite in place (Basic)
 #    and after the log wrapped over the record: never the bytes of before;
 #  - ids never reused across detach and attach;
@@ -78,6 +80,55 @@ check "refused and counted again ($(st $D bad_entries))" test "$(st $D bad_entri
 check "the kernel log says what it ignored" sh -c "dmesg | grep -q 'spill entry of slot .* out of range'"
 check "puts and gets go on" sh -c "hcctl index put $D after ok && test \"\$(hcctl index get $D after)\" = ok"
 check "detach" hcctl index detach $D
+
+diag "at $(cut -d" " -f1 /proc/uptime)s: crafted BufferHash blocks"
+# --- BufferHash's blocks, rewritten with valid CRCs (tests/tools/hc-bhcraft) -------
+# 2 super tables of 4 incarnations of 8 KiB (2 blocks of 4 KiB): 300 puts of
+# 100-byte values rotate each buffer some 5 times
+check "bufferhash, small incarnations" hcctl index format --policy bufferhash --sets 2 --ways 4 \
+	--buffer-size 8K --block-size 4K --seed 7 $D
+check "bufferhash: attach" hcctl index attach $D
+check "bufferhash: 300 puts" sh -c "awk 'BEGIN { for (i = 0; i < 300; i++) printf \"b%d bv-%0100d\\n\", i, i }' |
+	hcctl index mput $D"
+check "bufferhash: flush" hcctl index flush $D
+# block B of super table T's incarnation S
+bhoff() { echo $((8192 + ($1 * 4 + $2) * 8192 + $3 * 4096)); }
+bh_clean() {
+	awk 'BEGIN { for (i = 0; i < 300; i++) print "b" i }' | hcctl index mget $D > /tmp/bm.out 2> /tmp/bm.err
+	rc=$?
+	w=$(awk -F'\t' 'NF > 1 && $2 != sprintf("bv-%0100d", substr($1, 2)) { n++ } END { print n + 0 }' /tmp/bm.out)
+	f=$(awk -F'\t' 'NF > 1 { n++ } END { print n + 0 }' /tmp/bm.out)
+	echo "wrong $w, exit $rc, errors $(grep -c 'line [0-9]*:' /tmp/bm.err), found $f"
+}
+bh_expect() {
+	case $2 in "wrong 0, exit "[05]", errors 0, found "*) ok "bufferhash: $1: no wrong value, no error ($2)" ;;
+	*) not_ok "bufferhash: $1: no wrong value, no error # $2" ;; esac
+}
+before=$(bh_clean)
+bh_expect "before any crafting" "$before"
+check "bufferhash: incarnations on the device" hc-bhcraft $RAW $(bhoff 0 1 0) show
+# every incarnation but the buffer's: a record's key length past the limit,
+# a value past the block, a block's fill past its end, another generation
+for s in 0 1 2 3; do
+	hc-bhcraft $RAW $(bhoff 0 $s 0) klen 300 > /dev/null 2>&1
+	hc-bhcraft $RAW $(bhoff 1 $s 0) vlen 1000000 > /dev/null 2>&1
+	hc-bhcraft $RAW $(bhoff 0 $s 1) used 4096 > /dev/null 2>&1
+	hc-bhcraft $RAW $(bhoff 1 $s 1) gen 99999 > /dev/null 2>&1
+done
+check "bufferhash: blocks were crafted" sh -c "hc-bhcraft $RAW $(bhoff 1 0 1) show | grep -q 'gen 99999'"
+r=$(bh_clean)
+bh_expect "lookups over the crafted blocks" "$r"
+diag "bufferhash: before $before; after crafting $r"
+check "bufferhash: some records are gone with their blocks" test "${r##*found }" -lt "${before##*found }"
+# attach trusts nothing of it either: the buffers it takes back, the ring order
+check "bufferhash: detach and attach over the crafted blocks" sh -c "hcctl index detach $D && hcctl index attach $D"
+bh_expect "lookups after the attach" "$(bh_clean)"
+check "bufferhash: puts after the attach" hcctl index put $D after-craft yes
+check "bufferhash: a new buffer's worth of puts" sh -c "awk 'BEGIN { for (i = 0; i < 100; i++) print \"n\" i, \"nv\" i }' |
+	hcctl index mput $D"
+check_eq "bufferhash: found after them" yes "$(hcctl index get $D after-craft)"
+check_eq "bufferhash: the last of them too" nv99 "$(hcctl index get $D n99)"
+check "bufferhash: detach" hcctl index detach $D
 
 diag "at $(cut -d" " -f1 /proc/uptime)s: buffered readers of LOOKUP's offset"
 # --- the page cache over what the index writes ----------------------------------
