@@ -44,6 +44,7 @@
 #define HC_BH_DEF_K		16		/* incarnations a super table */
 #define HC_BH_DEF_INC		SZ_128K		/* the paper's buffer: 128 KB */
 #define HC_BH_MAX_INC		SZ_1M		/* one write, one buffer in RAM */
+#define HC_BH_COUNT_MAX		BIT_ULL(62)	/* generations, sequence numbers */
 
 #define HC_BH_HDR	sizeof(struct hc_bh_block)
 #define HC_BH_REC	sizeof(struct hc_bh_rec)
@@ -148,10 +149,16 @@ static u32 hc_bh_hdr_crc(const struct hc_bh_block *b)
 	return hc_crc(b, HC_BH_HDR, offsetof(struct hc_bh_block, crc));
 }
 
-static u32 hc_bh_rec_crc(struct hc_index *ix, const struct hc_bh_rec *r, u32 klen, u32 vlen)
+/*
+ * A record's CRC is seeded with the format id and its block's generation: a
+ * record left in a block by an earlier incarnation there (a write of the new
+ * one that a crash tore) does not check in the new one.
+ */
+HC_TESTABLE u32 hc_bh_rec_crc(struct hc_index *ix, u64 gen, const struct hc_bh_rec *r,
+			      u32 klen, u32 vlen)
 {
-	__le64 fid = cpu_to_le64(ix->format_id);
-	u32 c = crc32c(~0U, &fid, sizeof(fid));
+	__le64 seed[2] = { cpu_to_le64(ix->format_id), cpu_to_le64(gen) };
+	u32 c = crc32c(~0U, seed, sizeof(seed));
 	static const u32 zero;
 
 	c = crc32c(c, &zero, sizeof(zero));
@@ -159,8 +166,8 @@ static u32 hc_bh_rec_crc(struct hc_index *ix, const struct hc_bh_rec *r, u32 kle
 }
 
 /*
- * Is @b the header of block @blk of super table @t's slot @s, as this index
- * writes one? Its generation in *@gen.
+ * Is @b the header of a block of super table @t's slot @s, as this index
+ * writes one? Its generation in *@gen. (Counters past 2^62 no index reaches.)
  */
 HC_TESTABLE bool hc_bh_block_ok(struct hc_index *ix, const struct hc_bh_block *b, u32 t,
 				u32 s, u64 *gen)
@@ -168,6 +175,7 @@ HC_TESTABLE bool hc_bh_block_ok(struct hc_index *ix, const struct hc_bh_block *b
 	if (le32_to_cpu(b->magic) != HC_BH_BLOCK_MAGIC || le32_to_cpu(b->crc) != hc_bh_hdr_crc(b) ||
 	    le64_to_cpu(b->format_id) != ix->format_id || le32_to_cpu(b->table) != t ||
 	    le16_to_cpu(b->slot) != s || !le64_to_cpu(b->gen) ||
+	    le64_to_cpu(b->gen) >= HC_BH_COUNT_MAX || b->pad ||
 	    le32_to_cpu(b->used) > ix->block_size - HC_BH_HDR ||
 	    (le16_to_cpu(b->flags) & ~HC_BH_OVERFLOW))
 		return false;
@@ -178,10 +186,11 @@ HC_TESTABLE bool hc_bh_block_ok(struct hc_index *ix, const struct hc_bh_block *b
 /*
  * The next whole record of the block at @blk from offset *@off (of the
  * block), or NULL at the end of its records or at one that does not check
- * (a flush a crash cut short: *@torn set). The header has been checked.
+ * (a flush a crash cut short: *@torn set). The header has been checked. A
+ * value is at most what a PUT takes (callers copy it into buffers of that).
  */
-static const struct hc_bh_rec *hc_bh_next(struct hc_index *ix, const u8 *blk, u32 *off,
-					  bool *torn)
+HC_TESTABLE const struct hc_bh_rec *hc_bh_next(struct hc_index *ix, const u8 *blk, u32 *off,
+					       bool *torn)
 {
 	const struct hc_bh_block *b = (const void *)blk;
 	u32 end = HC_BH_HDR + le32_to_cpu(b->used), klen, vlen;
@@ -192,9 +201,9 @@ static const struct hc_bh_rec *hc_bh_next(struct hc_index *ix, const u8 *blk, u3
 	r = (const void *)(blk + *off);
 	klen = le16_to_cpu(r->key_len);
 	vlen = le32_to_cpu(r->value_len);
-	if (!klen || klen > HC_KEY_MAX || vlen > ix->block_size ||
-	    *off + hc_bh_rec_len(klen, vlen) > end ||
-	    le32_to_cpu(r->crc) != hc_bh_rec_crc(ix, r, klen, vlen) ||
+	if (!klen || klen > HC_KEY_MAX || vlen > hc_max_value(ix) || r->pad ||
+	    le64_to_cpu(r->seq) >= HC_BH_COUNT_MAX || *off + hc_bh_rec_len(klen, vlen) > end ||
+	    le32_to_cpu(r->crc) != hc_bh_rec_crc(ix, le64_to_cpu(b->gen), r, klen, vlen) ||
 	    (le16_to_cpu(r->flags) & ~HC_BH_TOMB)) {
 		*torn = true;
 		return NULL;
@@ -284,7 +293,8 @@ static int hc_bh_flush_table(struct hc_index *ix, u32 t)
 
 /*
  * The buffer of super table @t is written whole, as its newest incarnation,
- * in one write; the oldest incarnation gives its slot to the next buffer.
+ * in one write; the oldest incarnation gives its slot to the next buffer
+ * (counted in log_wraps).
  */
 static int hc_bh_rotate(struct hc_index *ix, u32 t)
 {
@@ -303,7 +313,14 @@ static int hc_bh_rotate(struct hc_index *ix, u32 t)
 	}
 	bh->head[t] = s;
 	hc_bh_buf_init(ix, t, bh->next_gen++);
-	return 0;
+	/*
+	 * The eviction made durable: the new generation's first block over the
+	 * old incarnation, which an attach after a crash would otherwise find
+	 * there whole and take back (and a key whose DELETE found nothing, gone
+	 * with it, would come back). Left dirty if it fails: a flush retries.
+	 */
+	__set_bit((size_t)t * bh->nblk, bh->dirty);
+	return hc_bh_write(ix, t, 0, 1);
 }
 
 /* ---------------------------------------------------------------------
@@ -355,7 +372,7 @@ static int hc_bh_append(struct hc_index *ix, const struct hc_bh_key *l, const u8
 	memcpy(rec + 1, key, klen);
 	if (vlen)
 		memcpy((u8 *)(rec + 1) + klen, val, vlen);
-	rec->crc = cpu_to_le32(hc_bh_rec_crc(ix, rec, klen, vlen));
+	rec->crc = cpu_to_le32(hc_bh_rec_crc(ix, le64_to_cpu(h->gen), rec, klen, vlen));
 	h->used = cpu_to_le32(le32_to_cpu(h->used) + len);
 	__set_bit((size_t)l->t * bh->nblk + b, bh->dirty);
 	bh->fill[l->t] += len;
@@ -540,7 +557,7 @@ static u64 hc_bh_objects(struct hc_index *ix)
 /*
  * Read super table @t's slot @s: its generation is the newest of its valid
  * blocks', and the records of the blocks of that generation go into its
- * filter. Returns the generation (0: no incarnation).
+ * filter. Its generation in *@slot_gen (0: no incarnation).
  */
 static int hc_bh_scan_slot(struct hc_index *ix, u32 t, u32 s, u64 *slot_gen)
 {
@@ -724,11 +741,13 @@ static int hc_bh_format(struct hc_index *ix, const struct hc_format *f)
 	if (ix->ways < 2 || ix->ways > 64 || (u64)ix->ways * ix->block_size > HC_MAX_SET_BYTES)
 		return -EINVAL;
 	fl = f->log_bytes ?: avail;
-	if (fl > avail)
+	/* (before sets * ways, which could wrap to 0) */
+	if (fl > avail || f->sets > U32_MAX)
 		return -ENOSPC;
 	inc = f->buffer_bytes;
 	if (!inc && f->sets)
-		inc = rounddown(div64_u64(fl, f->sets * ix->ways), ix->block_size);
+		inc = min_t(u64, HC_BH_MAX_INC,
+			    rounddown(div64_u64(fl, f->sets * ix->ways), ix->block_size));
 	else if (!inc)
 		inc = max_t(u64, 2 * ix->block_size, HC_BH_DEF_INC);
 	/* a small device: smaller buffers, not fewer incarnations */

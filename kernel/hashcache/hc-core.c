@@ -628,6 +628,8 @@ static long hc_object_ioctl(unsigned int cmd, void __user *arg)
 		r = ix->ops->insert(ix, key, o.key_len, val, o.value_len, o.group);
 		break;
 	case HC_IOC_GET:
+		/* no policy copies more than the buffer holds, whatever it finds */
+		o.value_len = cap;
 		r = ix->ops->lookup(ix, key, o.key_len, val, &o);
 		break;
 	case HC_IOC_LOOKUP:

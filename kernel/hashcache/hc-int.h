@@ -270,7 +270,7 @@ struct hc_bh_key {
 	u64 fx, fy;
 };
 
-/* the policies (hc-table.c, hc-log.c), by HC_POLICY_* in hc_policies[] */
+/* the policies (hc-table.c, hc-log.c, hc-bufferhash.c), by HC_POLICY_* in hc_policies[] */
 extern const struct hc_policy_ops hc_table_ops;
 extern const struct hc_policy_ops hc_log_ops;
 extern const struct hc_policy_ops hc_bh_ops;
@@ -328,6 +328,8 @@ u64 hc_bh_candidates(struct hc_index *ix, const struct hc_bh_key *l);
 void hc_bh_filter_add(struct hc_index *ix, const struct hc_bh_key *l, u32 s);
 void hc_bh_drop_slot(struct hc_index *ix, u32 t, u32 s);
 bool hc_bh_block_ok(struct hc_index *ix, const struct hc_bh_block *b, u32 t, u32 s, u64 *gen);
+u32 hc_bh_rec_crc(struct hc_index *ix, u64 gen, const struct hc_bh_rec *r, u32 klen, u32 vlen);
+const struct hc_bh_rec *hc_bh_next(struct hc_index *ix, const u8 *blk, u32 *off, bool *torn);
 #else
 #define HC_TESTABLE static
 #endif

@@ -4,7 +4,8 @@
  * block at byte OFFSET of DEVICE (kernel/hashcache/hc-format.h) and seal it
  * again with a valid CRC, as someone who can write the device would: the
  * header's used, gen, slot or table (header CRC), or the first record's
- * key_len or value_len (its CRC, seeded with the block's format id). FIELD
+ * key_len or value_len (its CRC, seeded with the block's format id and
+ * generation). FIELD
  * "show" prints the header. O_DIRECT, one 4 KiB read and write.
  * Exit 0 done, 1 an error, 2 usage, 3 no valid block header there.
  */
@@ -87,7 +88,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[3], "klen") || !strcmp(argv[3], "vlen")) {
-		uint8_t *r = b + HDR, fid[8];
+		uint8_t *r = b + HDR, seed[16];
 		uint64_t klen, vlen;
 
 		if (!strcmp(argv[3], "klen"))
@@ -101,8 +102,9 @@ int main(int argc, char **argv)
 			klen = klen > 4096 - HDR - REC ? 4096 - HDR - REC : klen;
 			vlen = 4096 - HDR - REC - klen;
 		}
-		memcpy(fid, b + 8, 8);
-		put(r, 4, seal(crc32c(~0U, fid, 8), r, REC + klen + vlen, 0));
+		/* seeded with the format id and the block's generation */
+		memcpy(seed, b + 8, 16);
+		put(r, 4, seal(crc32c(~0U, seed, 16), r, REC + klen + vlen, 0));
 	} else {
 		if (!strcmp(argv[3], "used"))
 			put(b + 32, 4, val);
