@@ -468,18 +468,14 @@ static int hc_bh_lookup(struct hc_index *ix, const u8 *key, u32 klen, void *kval
 	    dev_off < hc_bh_slot_off(ix, l.t, hc_bh(ix)->head[l.t]) + hc_bh(ix)->inc_bytes)
 		err = hc_bh_flush_table(ix, l.t);
 	ios = ix->st.read_ios - r0 + ix->st.write_ios - w0;
-	ix->st.lookup_ios += ios;
-	if (err)
+	if (err) {
+		ix->st.lookup_ios += ios;
 		return err;
-	o->found = r && !(le16_to_cpu(r->flags) & HC_BH_TOMB);
-	if (!o->found) {
-		ix->st.misses++;
-		ix->st.miss_ios += ios;
-		if (!ios)
-			ix->st.misses_in_ram++;
-		return 0;
 	}
-	ix->st.hits++;
+	o->found = r && !(le16_to_cpu(r->flags) & HC_BH_TOMB);
+	hc_count_lookup(ix, o->found, ios);
+	if (!o->found)
+		return 0;
 	o->dev_offset = dev_off + HC_BH_REC + le16_to_cpu(r->key_len);
 	if (kval)
 		memcpy(kval, (const u8 *)(r + 1) + le16_to_cpu(r->key_len),

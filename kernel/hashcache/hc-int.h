@@ -253,6 +253,20 @@ static inline u64 hc_log_end(struct hc_index *ix)
 	return ix->wbase + ix->wcount;
 }
 
+/* a GET or LOOKUP done with @ios device I/Os, @found or not, in the stats */
+static inline void hc_count_lookup(struct hc_index *ix, bool found, u64 ios)
+{
+	ix->st.lookup_ios += ios;
+	if (found) {
+		ix->st.hits++;
+		return;
+	}
+	ix->st.misses++;
+	ix->st.miss_ios += ios;
+	if (!ios)
+		ix->st.misses_in_ram++;
+}
+
 /* where way @way of @set is in the Disk Table */
 static inline u64 hc_slot_off(struct hc_index *ix, u64 set, u32 way)
 {

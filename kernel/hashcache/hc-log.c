@@ -364,17 +364,13 @@ static int hc_log_get(struct hc_index *ix, const u8 *key, u32 klen, void *kval,
 		if (!(g & HC_F_SPILLED))
 			f = g;
 	}
-	ix->st.lookup_ios += ios;
-	if (r)
+	if (r) {
+		ix->st.lookup_ios += ios;
 		return r;
-	if (!found) {
-		ix->st.misses++;
-		ix->st.miss_ios += ios;
-		if (!ios)
-			ix->st.misses_in_ram++;
-		return 0;
 	}
-	ix->st.hits++;
+	hc_count_lookup(ix, found, ios);
+	if (!found)
+		return 0;
 	s = ix->buf + (size_t)way * ix->block_size;
 	vlen = le64_to_cpu(s->value_len);
 	o->dev_offset = ix->log_off + hc_off(ix, f) * ix->block_size + HC_SLOT_HDR_BYTES;

@@ -295,18 +295,14 @@ static int hc_table_lookup(struct hc_index *ix, const u8 *key, u32 klen, void *k
 	ix->st.lookups++;
 	hc_hash(ix, key, klen, &set, &tag);
 	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
-	ix->st.lookup_ios += ios;
-	if (r)
+	if (r) {
+		ix->st.lookup_ios += ios;
 		return r;
-	o->found = found;
-	if (!found) {
-		ix->st.misses++;
-		ix->st.miss_ios += ios;
-		if (!ios)
-			ix->st.misses_in_ram++;
-		return 0;
 	}
-	ix->st.hits++;
+	o->found = found;
+	hc_count_lookup(ix, found, ios);
+	if (!found)
+		return 0;
 	s = ix->buf + (size_t)way * ix->block_size;
 	vlen = le64_to_cpu(s->value_len);
 	o->dev_offset = hc_slot_off(ix, set, way) + HC_SLOT_HDR_BYTES;
