@@ -171,6 +171,21 @@ is_full() { [ "${SSC_FULL:-0}" = 1 ]; }
 # (the same paths, fewer blocks), and where make check asks for it (SSC_SMALL=1:
 # the 6.1 smoke); make check-full keeps today's sizes
 is_small() { ! is_full && { [ "${SSC_SMALL:-0}" = 1 ] || is_debug_kernel; }; }
+# pick N WORD...: N of the words, drawn by SSC_SEED (the same seed draws the
+# same, so a failure replays); all of them under SSC_FULL
+pick() {
+	_n=$1
+	shift
+	if is_full || [ "$_n" -ge $# ]; then
+		echo "$@"
+		return
+	fi
+	echo "$@" | awk -v n="$_n" -v s="${SSC_SEED:-1}" '{
+		srand(s % 2147483647)
+		for (i = 1; i <= NF; i++) w[i] = $i
+		for (i = NF; i > 1; i--) { j = int(rand() * i) + 1; t = w[i]; w[i] = w[j]; w[j] = t }
+		for (i = 1; i <= n; i++) printf "%s%s", w[i], i < n ? " " : "\n" }'
+}
 
 # sb_u64 DEV OFFSET / sb_u32 DEV OFFSET: a little-endian field of an ssc
 # superblock, read past the page cache (the kernel writes below it)
