@@ -158,11 +158,9 @@ HC_TESTABLE u32 hc_bh_rec_crc(struct hc_index *ix, u64 gen, const struct hc_bh_r
 			      u32 klen, u32 vlen)
 {
 	__le64 seed[2] = { cpu_to_le64(ix->format_id), cpu_to_le64(gen) };
-	u32 c = crc32c(~0U, seed, sizeof(seed));
-	static const u32 zero;
 
-	c = crc32c(c, &zero, sizeof(zero));
-	return crc32c(c, (const u8 *)r + sizeof(r->crc), HC_BH_REC - sizeof(r->crc) + klen + vlen);
+	return hc_crc_from(crc32c(~0U, seed, sizeof(seed)), r, HC_BH_REC + klen + vlen,
+			   offsetof(struct hc_bh_rec, crc));
 }
 
 /*
@@ -391,6 +389,7 @@ static int hc_bh_find(struct hc_index *ix, const u8 *key, u32 klen, const struct
 {
 	struct hc_bh *bh = hc_bh(ix);
 	u32 t = l->t, j, s, i, blks[2] = { l->b1, l->b2 };
+	const struct hc_bh_block *h1;
 	const struct hc_bh_rec *r, *best;
 	u64 mask, gen, boff = 0;
 	u8 *buf = hc_bh_buf(ix, t);
@@ -398,6 +397,7 @@ static int hc_bh_find(struct hc_index *ix, const u8 *key, u32 klen, const struct
 
 	*out = NULL;
 	/* the buffer: the home block, and the second one if the home overflowed */
+	h1 = (const struct hc_bh_block *)(buf + (size_t)l->b1 * ix->block_size);
 	best = NULL;
 	for (i = 0; i < 2; i++) {
 		const u8 *blk = buf + (size_t)blks[i] * ix->block_size;
@@ -407,8 +407,7 @@ static int hc_bh_find(struct hc_index *ix, const u8 *key, u32 klen, const struct
 			best = r;
 			boff = (u64)blks[i] * ix->block_size + ((const u8 *)r - blk);
 		}
-		if (!(le16_to_cpu(((const struct hc_bh_block *)(buf + (size_t)l->b1 *
-			ix->block_size))->flags) & HC_BH_OVERFLOW))
+		if (!(le16_to_cpu(h1->flags) & HC_BH_OVERFLOW))
 			break;
 	}
 	if (best) {

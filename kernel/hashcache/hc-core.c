@@ -132,13 +132,19 @@ int hc_io(struct hc_index *ix, enum req_op op, u64 off, void *buf, size_t len)
  * Superblock
  */
 
-u32 hc_crc(const void *p, size_t len, size_t crc_off)
+/* CRC32C of @len bytes at @p after @seed, the 32-bit field at @crc_off taken as zero */
+u32 hc_crc_from(u32 seed, const void *p, size_t len, size_t crc_off)
 {
 	static const u32 zero;
-	u32 c = crc32c(~0U, p, crc_off);
+	u32 c = crc32c(seed, p, crc_off);
 
 	c = crc32c(c, &zero, sizeof(zero));
 	return crc32c(c, p + crc_off + sizeof(u32), len - crc_off - sizeof(u32));
+}
+
+u32 hc_crc(const void *p, size_t len, size_t crc_off)
+{
+	return hc_crc_from(~0U, p, len, crc_off);
 }
 
 static int hc_sb_write(struct hc_index *ix, bool clean)

@@ -291,6 +291,7 @@ extern const struct hc_policy_ops hc_bh_ops;
 
 /* hc-core.c */
 int hc_io(struct hc_index *ix, enum req_op op, u64 off, void *buf, size_t len);
+u32 hc_crc_from(u32 seed, const void *p, size_t len, size_t crc_off);
 u32 hc_crc(const void *p, size_t len, size_t crc_off);
 void *hc_ram_alloc(struct hc_index *ix, u64 bytes);
 
