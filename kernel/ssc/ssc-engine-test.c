@@ -613,9 +613,8 @@ static void ssc_engine_test_fuzzy_checkpoint(struct kunit *test)
 		KUNIT_ASSERT_GT(test, ssc_map_nr_shards(e->map), 1U);
 		/*
 		 * two cached blocks of shard 0 and one it does not hold yet. The
-		 * random multiplier may leave shard 0 only block 0 below n (a
-		 * multiplier close to a fraction of small denominator spreads
-		 * small blocks over few shards): the second is the next block
+		 * random mix may leave shard 0 only block 0 below n (a small n
+		 * holds few blocks of each shard): the second is the next block
 		 * of shard 0, whatever its number, written with the others.
 		 * Shard 0 holds 1/8 of the blocks below 2^key_bits, and every
 		 * block past it, so both searches end.

@@ -203,7 +203,31 @@ static void ssc_map_test_small(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, ssc_map_create(49, 24, 1, 1, GFP_KERNEL));
 }
 
-/* strided and sequential block sets spread over the shards as evenly */
+/*
+ * strided, sequential and lattice block sets spread over the shards as
+ * random keys would, for 16 random draws of the multipliers and for a first
+ * multiplier of 1, which alone (one multiplication, no xor-shifts) would put
+ * every lattice key in shard 0. A draw with one multiplication fails about
+ * one lattice set in a hundred: this case fails at once without them.
+ */
+static bool ssc_map_test_spread(struct kunit *test, struct ssc_map *map, unsigned int set,
+				u64 first, u64 stride, u64 n)
+{
+	u64 mean = n / 8, tol = 6 * int_sqrt(mean) + 64, cnt[8] = {}, sk, j;
+	unsigned int sh;
+
+	for (j = 0; j < n; j++)
+		cnt[ssc_map_shard(map, first + j * stride, &sk) - map->shards]++;
+	for (sh = 0; sh < 8; sh++) {
+		if (cnt[sh] + tol >= mean && cnt[sh] <= mean + tol)
+			continue;
+		KUNIT_FAIL(test, "mix %llx %llx %llx, set %u: shard %u holds %llu of %llu keys",
+			   map->mult[0], map->mult[1], map->mult[2], set, sh, cnt[sh], n);
+		return false;
+	}
+	return true;
+}
+
 static void ssc_map_test_balance(struct kunit *test)
 {
 	static const struct { u64 first, stride, n; } sets[] = {
@@ -213,25 +237,18 @@ static void ssc_map_test_balance(struct kunit *test)
 		{ 0, 1ULL << 16, 4096 },
 		{ 3, 1ULL << 20, 4096 },
 	};
-	unsigned int i, sh;
-	u64 j;
+	struct ssc_map *map = ssc_map_test_create(test, 40, 8, 8);
+	unsigned int i, draw, m;
 
-	for (i = 0; i < ARRAY_SIZE(sets); i++) {
-		u64 n = sets[i].n, mean = n / 8, cnt[8] = {}, sk;
-		struct ssc_map *map = ssc_map_test_create(test, 40, n, 8);
-
-		for (j = 0; j < n; j++) {
-			struct ssc_map_shard *s = ssc_map_shard(map, sets[i].first +
-								j * sets[i].stride, &sk);
-
-			cnt[s - map->shards]++;
+	for (draw = 0; draw <= 16; draw++) {
+		for (m = 0; m < ARRAY_SIZE(map->mult); m++) {
+			map->mult[m] = draw == 16 && !m ? 1 : get_random_u64() | 1;
+			map->inv[m] = ssc_map_inverse(map->mult[m]);
 		}
-		for (sh = 0; sh < 8; sh++) {
-			if (cnt[sh] + 6 * int_sqrt(mean) + 64 < mean ||
-			    cnt[sh] > mean + 6 * int_sqrt(mean) + 64)
-				KUNIT_FAIL(test, "set %u: shard %u holds %llu of %llu keys", i, sh,
-					   cnt[sh], n);
-		}
+		for (i = 0; i < ARRAY_SIZE(sets); i++)
+			if (!ssc_map_test_spread(test, map, i, sets[i].first, sets[i].stride,
+						 sets[i].n))
+				return;
 	}
 }
 

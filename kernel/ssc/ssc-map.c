@@ -2,15 +2,21 @@
 /*
  * The engine's block map, sharded: see ssc-map.h for the locking rules.
  *
- * A key is multiplied by a random odd number modulo 2^key_bits (a bijection,
- * undone by the inverse): the top shard_bits bits of the product pick the
- * shard and the rest is the key within the shard, so a shard's entries are
- * no wider than those of one map holding every key. Multiply-shift with a
- * random multiplier spreads any set of keys evenly, strided and sequential
- * ones included, and the multiplier is drawn per map, so no access pattern
- * can pile the blocks it caches into one shard; each shard is presized for
- * its share of the entries plus six standard deviations and does not grow
- * while serving I/O.
+ * A key is mixed by a bijection of [0, 2^key_bits): multiply by a random odd
+ * number and xor the high half into the low, twice, then multiply once
+ * more, all modulo 2^key_bits; the inverses undo it step by step. The top
+ * shard_bits bits of the mix pick the shard and the rest is the key within
+ * the shard, so a shard's entries are no wider than those of one map
+ * holding every key. One multiplication alone is linear: the keys of a
+ * lattice (every 2^k-th block) keep their trailing zeros and fill few
+ * shards whenever the multiplier is close to a fraction of small
+ * denominator, about one map in a hundred for such a pattern. The
+ * xor-shifts break the lattice: sequential, strided and lattice sets
+ * spread as random keys would (ssc_map_test_balance draws 16 sets of
+ * multipliers and tries a first multiplier of 1). The multipliers are
+ * drawn per map, so no access pattern can pile the blocks it caches into
+ * one shard; each shard is presized for its share of the entries plus six
+ * standard deviations and does not grow while serving I/O.
  */
 
 #include <linux/kernel.h>
@@ -42,12 +48,22 @@ static inline unsigned int ssc_map_skey_bits(const struct ssc_map *map)
 
 static inline u64 ssc_map_mix(const struct ssc_map *map, u64 key)
 {
-	return (key * map->mult) & map->mask;
+	u64 x = (key * map->mult[0]) & map->mask;
+
+	x ^= x >> map->shift;
+	x = (x * map->mult[1]) & map->mask;
+	x ^= x >> map->shift;
+	return (x * map->mult[2]) & map->mask;
 }
 
+/* 2 * shift >= key_bits: each xor-shift is its own inverse */
 static inline u64 ssc_map_unmix(const struct ssc_map *map, u64 x)
 {
-	return (x * map->inv) & map->mask;
+	x = (x * map->inv[2]) & map->mask;
+	x ^= x >> map->shift;
+	x = (x * map->inv[1]) & map->mask;
+	x ^= x >> map->shift;
+	return (x * map->inv[0]) & map->mask;
 }
 
 static inline struct ssc_map_shard *ssc_map_shard(const struct ssc_map *map,
@@ -95,8 +111,11 @@ struct ssc_map *ssc_map_create(unsigned int key_bits, unsigned int val_bits,
 	map->key_bits = key_bits;
 	map->shard_bits = sb;
 	map->mask = (1ULL << key_bits) - 1;
-	map->mult = get_random_u64() | 1;
-	map->inv = ssc_map_inverse(map->mult);
+	map->shift = (key_bits + 1) / 2;
+	for (i = 0; i < ARRAY_SIZE(map->mult); i++) {
+		map->mult[i] = get_random_u64() | 1;
+		map->inv[i] = ssc_map_inverse(map->mult[i]);
+	}
 	/*
 	 * Changes are serialized by the caller, one array at a time: a
 	 * reserve of two per size for all the shards lets every insert made

@@ -28,7 +28,8 @@ struct ssc_map {
 	unsigned int key_bits;		/* keys are < 2^key_bits */
 	unsigned int shard_bits;	/* 2^shard_bits shards */
 	u64 mask;			/* 2^key_bits - 1 */
-	u64 mult, inv;			/* a random odd multiplier, its inverse */
+	unsigned int shift;		/* of the mix's xor-shifts: (key_bits + 1) / 2 */
+	u64 mult[3], inv[3];		/* the mix's random odd multipliers, inverses */
 	struct ssc_smap_reserve *reserve;	/* group arrays for inserts */
 	void *tabs;			/* the shards' presized tables */
 	size_t tabs_bytes;		/* its real size */
