@@ -11,6 +11,21 @@ mkdir -p "$SSC_CACHE" "$SSC_OUT"
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+# pick N WORD...: N of the words, drawn by SSC_SEED, in the order drawn; all of them
+# under SSC_FULL. The same draw as pick() of tests/vm/lib.sh in the guest.
+pick() {
+	local n=$1
+	shift
+	if [ "${SSC_FULL:-0}" = 1 ] || [ "$n" -ge $# ]; then
+		echo "$@"
+		return
+	fi
+	echo "$@" | awk -v n="$n" -v s="${SSC_SEED:-1}" '{
+		srand(s % 2147483647)
+		for (i = 1; i <= NF; i++) w[i] = $i
+		for (i = NF; i > 1; i--) { j = int(rand() * i) + 1; t = w[i]; w[i] = w[j]; w[j] = t }
+		for (i = 1; i <= n; i++) printf "%s%s", w[i], i < n ? " " : "\n" }'
+}
 
 # linux_src: print the path of an extracted, pristine-plus-our-hooks linux-source-6.12
 # tree (extracted once from Debian's linux-source-6.12 tarball).

@@ -15,9 +15,10 @@ now_cs() { read -r NOW _ < /proc/uptime; NOW=${NOW%.*}${NOW#*.}; NOW=${NOW#0}; }
 
 # slow WHAT T0: a diagnostic when a check took 3 s or more since T0 (centiseconds), so
 # the time table of make check can be traced to the checks that spend it
+# (SSC_SLOW_CS: another threshold, in centiseconds, to profile a suite)
 slow() {
 	now_cs
-	[ $((NOW - $2)) -ge 300 ] && diag "@@SLOW $(((NOW - $2) / 100)) s: $SUITE: $1"
+	[ $((NOW - $2)) -ge "${SSC_SLOW_CS:-300}" ] && diag "@@SLOW $(((NOW - $2) / 100)) s: $SUITE: $1"
 	return 0
 }
 
@@ -269,6 +270,11 @@ crash_sweep() {
 	fi
 	check "$mode: clean shutdown (the last crash point)" dmsetup remove v
 	check "$mode: log devices down" dmsetup remove ou cu lw
+	# SWEEP (ssc-crash): the modes that sweep in this run; unset, every one does
+	case " ${SWEEP:-$mode} " in
+	*" $mode "*) ;;
+	*) diag "$mode: no sweep in this run (SWEEP: $SWEEP)"; return ;;
+	esac
 	replay-log list $L > /tmp/log.txt
 	diag "$mode: $(head -n 1 /tmp/log.txt); $(grep -cE '^[0-9]+ (F.|.U)' /tmp/log.txt) with FLUSH or FUA"
 	now_cs

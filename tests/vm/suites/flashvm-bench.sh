@@ -11,6 +11,9 @@ CG=/sys/fs/cgroup/fvmb
 SYS=/sys/kernel/flashvm
 MB=${FB_MB:-32}
 LIMIT=${FB_LIMIT:-10M}
+# FB_WORKLOADS (comma list) and FB_ROUNDS of each discard mode: what the smoke trims
+WORKLOADS=$(echo "${FB_WORKLOADS:-seq,stride,random,readmostly}" | tr , ' ')
+ROUNDS=${FB_ROUNDS:-3}
 
 vmev() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 bst() { awk -v f="$1" '{ print $f }' /sys/block/nullb0/stat; }
@@ -68,7 +71,7 @@ echo none > /sys/block/nullb0/queue/scheduler
 # readahead and sampling: three access patterns, stock against each policy
 for cfg in stock prefetch sampling all; do
 	check "policy $cfg" policy $cfg
-	for wl in seq stride random readmostly; do
+	for wl in $WORKLOADS; do
 		case $wl in
 		readmostly) bench $cfg $wl -o random -n 2 -w 10 ;;
 		*) bench $cfg $wl -o $wl -s 16 -n 2 -w 50 ;;
@@ -89,7 +92,7 @@ for cfg in nodiscard pages merged dummy; do
 		*) check "policy $cfg" policy $cfg ;;
 		esac
 	fi
-	for i in 1 2 3; do
+	for i in $(seq "$ROUNDS"); do
 		bench $cfg round$i -o random -n 1 -w 50 -S $i
 	done
 done

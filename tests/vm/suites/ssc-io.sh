@@ -13,6 +13,10 @@ is_small && OMB=128 WS=48m
 # (the rest of the origin was never written: reading it through the volume only
 # fills the cache, at KASAN's price)
 CMP_MB=${WS%m}
+# writearound fills the cache on reads alone: at the small sizes half the working
+# set does (its writes go around, and writethrough already ran GC on fills)
+WA_WS=$WS
+is_small && WA_WS=24m
 check "modprobe dm-ssc" modprobe dm-ssc
 check "null_blk cache device" null_blk_add 48
 check "null_blk origin device" null_blk_add $OMB
@@ -140,9 +144,9 @@ wb=$(ssc_stat v writebacks)
 # --- writearound: writes bypass the cache, reads fill -------------------------
 dmsetup remove v
 check "create writearound" mk writearound
-fio_verify "writearound: fio verify over $WS" /dev/mapper/v $WS
+fio_verify "writearound: fio verify over $WA_WS" /dev/mapper/v $WA_WS
 check_eq "writearound: nothing dirty" 0 "$(ssc_stat v dirty)"
-check "writearound: origin holds the data ($CMP_MB MiB)" same_data /dev/mapper/v $ORIGIN $CMP_MB
+check "writearound: origin holds the data (${WA_WS%m} MiB)" same_data /dev/mapper/v $ORIGIN ${WA_WS%m}
 
 # --- mode switch with dirty data: writeback -> writethrough drains ----------
 dmsetup remove v
