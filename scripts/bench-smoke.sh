@@ -162,19 +162,54 @@ need(all(trs[tr][6].endswith(": 80 % of the footprint") for tr in measured), "a 
 need(trs[short][5].endswith("**smaller than the extent**"), "the short trace: origin not smaller than the extent")'
 }
 
-# make bench-hashcache: every policy a row, each counting I/Os per hit and insert
+# make bench-hashcache: every policy a row of the fill table, each counting I/Os per
+# hit and insert; every policy and workload a row of the counted table; the goal line
 sane_bench_hashcache() {
-	sane bench-hashcache "$1" '
-pols = ["basic", "set", "setmem", "setmemlru", "log", "loglru", "log+prefetch", "loglru+prefetch"]
-by = {r[0]: r for r in rows[1:]}
+	sane bench-hashcache "$1" "
+pcts = '${HB_PCTS:-0,40,80}'.split(',')
+workloads = '${HB_WORKLOADS:-fill,lookup-insert,ycsb}'.split(',')
+dists = '${HB_DISTS:-hotspot,zipfian,normal}'.split(',')
+"'
+tables, cur = [], []
+for l in text.splitlines() + [""]:
+    if l.startswith("|"):
+        if not l.startswith("|---"):
+            cur.append([c.strip() for c in l.strip().strip("|").split("|")])
+    elif cur:
+        tables.append(cur)
+        cur = []
+need(len(tables) == 2, "not two tables (fill, counted)")
+pols = ["basic", "set", "setmem", "setmemlru", "log", "loglru", "log+prefetch", "loglru+prefetch",
+        "bufferhash", "bufferhash+lru"]
+by = {r[0]: r for r in tables[0][1:]}
 for p in pols:
     need(p in by, "no row for " + p)
     r = by[p]
     need(num(r[2]) > 0, p + ": no I/Os per hit")
-    need(num(r[3]) > 0 or p.startswith("log"), p + ": no I/Os per insert")
-    need(len(r[5].split("/")) == 3 and all(num(x) > 0 for x in r[5].split("/")),
+    need(num(r[3]) > 0 or p.startswith("log") or p.startswith("bufferhash"), p + ": no I/Os per insert")
+    need(len(r[5].split("/")) == len(pcts) and all(num(x) > 0 for x in r[5].split("/")),
          p + ": lookups/s ratios missing")
-need(num(by["setmem"][1]) > 0 and num(by["log"][1]) > 0, "RAM bits per slot missing")'
+need(num(by["setmem"][1]) > 0 and num(by["log"][1]) > 0 and num(by["bufferhash"][1]) > 0,
+     "RAM bits per slot missing")
+cnt = {(r[0], r[1]): r for r in tables[1][1:]}
+for p in pols:
+    for wl in workloads:
+        if wl != "fill" and p.endswith("+prefetch"):
+            continue
+        for q in (dists if wl == "ycsb" else pcts):
+            k = (p, "%s %s%s" % (wl, q, "" if wl == "ycsb" else " %"))
+            need(k in cnt, "counted: no row for %s %s" % k)
+            r = cnt[k]
+            h, m = (int(x) for x in r[7].split("/"))
+            need(h + m > 0, "%s %s: no requests" % k)
+            need(int(r[8]) > 0, "%s %s: no objects held" % k)
+            if wl == "ycsb":
+                need(h > 0, "%s %s: no hits" % k)
+                need(num(r[5]) > 0 or p.startswith("log") or p.startswith("bufferhash"),
+                     "%s %s: no I/Os per put" % k)
+            if p in ("setmem", "log", "bufferhash", "bufferhash+lru"):
+                need(num(r[2]) > 0, "%s %s: no DRAM bits per object" % k)
+need("goal (<= 8 DRAM bits an object" in text, "no goal line")'
 }
 
 # make bench-flashvm (the patched debug kernel): every policy and workload a row with
@@ -300,7 +335,11 @@ else
 		"$SSC_OUT/bench-traces.out"
 fi
 
-if run bench-hashcache bench-hashcache.sh HB_OBJECTS=1500 HB_LOOKUPS=1500; then
+# every policy and workload, at one lookup success rate and one YCSB distribution
+# drawn by SSC_SEED (a rate with hits: the table needs I/Os per hit)
+HB_PCTS=$(pick 1 40 80 | tr ' ' ,) HB_DISTS=$(pick 1 hotspot zipfian normal | tr ' ' ,)
+if run bench-hashcache bench-hashcache.sh HB_OBJECTS=1500 HB_LOOKUPS=1500 HB_PCTS="$HB_PCTS" \
+	HB_DISTS="$HB_DISTS"; then
 	sane_bench_hashcache "$SSC_OUT/bench-hashcache/results.md"
 fi
 # two of the four workloads, drawn by SSC_SEED (the three rounds of each discard mode

@@ -12,7 +12,8 @@ mkdir -p "$SSC_CACHE" "$SSC_OUT"
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 # pick N WORD...: N of the words, drawn by SSC_SEED, in the order drawn; all of them
-# under SSC_FULL. The same draw as pick() of tests/vm/lib.sh in the guest.
+# under SSC_FULL. The algorithm of pick() of tests/vm/lib.sh, but the host's awk is
+# not the guest's busybox awk: the same seed may draw other words there.
 pick() {
 	local n=$1
 	shift

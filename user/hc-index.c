@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,7 @@ static int idx_format(int ctl, int argc, char **argv)
 		{ "ram-ways", required_argument, NULL, 'k' },
 		{ "buffer-size", required_argument, NULL, 'B' },
 		{ "prefetch", no_argument, NULL, 'P' },
+		{ "lru", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct hc_format f = { .hdr = HDR(f), .policy = HC_POLICY_SETMEM };
@@ -206,6 +208,9 @@ static int idx_format(int ctl, int argc, char **argv)
 			break;
 		case 'P':
 			f.flags |= HC_FORMAT_PREFETCH;
+			break;
+		case 'L':
+			f.flags |= HC_FORMAT_LRU;
 			break;
 		case 'k':
 			if (parse_u64(optarg, &v) || !v || v >= 64) {
@@ -437,6 +442,7 @@ static int idx_info(int ctl, const char *dev)
 		jset(j, "ram_ways", in.ram_ways);
 		json_object_object_add(j, "prefetch",
 				       json_object_new_boolean(in.flags & HC_FORMAT_PREFETCH));
+		json_object_object_add(j, "lru", json_object_new_boolean(in.flags & HC_FORMAT_LRU));
 		jset(j, "log_bytes", in.log_bytes);
 		jset(j, "buffer_bytes", in.buffer_bytes);
 		jset(j, "max_value", in.max_value);
@@ -452,6 +458,8 @@ static int idx_info(int ctl, const char *dev)
 			printf("log offsets of %u ways a set kept in RAM\n", in.ram_ways);
 		if (in.flags & HC_FORMAT_PREFETCH)
 			printf("prefetch: a group's records are read together\n");
+		if (in.flags & HC_FORMAT_LRU)
+			printf("lru: a record a get finds in an incarnation is inserted again\n");
 		if (in.buffer_bytes)
 			printf("buffers and incarnations of %" PRIu64 " B: %" PRIu64
 			       " super tables, %u incarnations each\n", (uint64_t)in.buffer_bytes,
@@ -532,11 +540,190 @@ static int get_stats(int ctl, uint32_t id, struct hc_stats *s)
 	return 0;
 }
 
+/* the bench's workloads and YCSB's request distributions */
+enum { WL_FILL, WL_LOOKUP_INSERT, WL_YCSB };
+enum { DIST_UNIFORM, DIST_ZIPFIAN, DIST_HOTSPOT, DIST_NORMAL };
+static const char *const wl_names[] = { "fill", "lookup-insert", "ycsb" };
+static const char *const dist_names[] = { "uniform", "zipfian", "hotspot", "normal" };
+
+static int name_index(const char *const *names, int n, const char *s)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(names[i], s))
+			return i;
+	return -1;
+}
+
+/* uniform in [0, 1) from 53 bits */
+static double bench_unit(uint64_t *st)
+{
+	return (bench_rnd(st) >> 11) * (1.0 / 9007199254740992.0);
+}
+
 /*
- * bench: insert N objects, then look up M keys of which PCT % were inserted
- * (BufferHash's workload at 0/40/80 % hits); report operations a second
- * (wall clock: under emulation compare runs, never quote) and, from the
- * kernel's counters, device I/Os per insert, per hit and per miss.
+ * YCSB's request distributions over N keys: zipfian with constant 0.99
+ * (Gray et al.'s generator, as YCSB's), its ranks scrambled over the keys by a
+ * hash as YCSB's scrambled zipfian does, so the hot keys are not the first
+ * inserted; hotspot: 80 % of the requests to 20 % of the keys; normal: mean
+ * N / 2, standard deviation N / 8, clamped (Cascade Mapping's "Normal"; its
+ * paper gives no deviation, this one is ours).
+ */
+struct bench_dist {
+	int kind;
+	uint64_t n;
+	double theta, zetan, alpha, eta;
+};
+
+static void bench_dist_init(struct bench_dist *d, int kind, uint64_t n)
+{
+	double zeta2 = 1 + pow(0.5, 0.99);
+	uint64_t i;
+
+	memset(d, 0, sizeof(*d));
+	d->kind = kind;
+	d->n = n;
+	if (kind != DIST_ZIPFIAN)
+		return;
+	d->theta = 0.99;
+	for (i = 1; i <= n; i++)
+		d->zetan += 1 / pow((double)i, d->theta);
+	d->alpha = 1 / (1 - d->theta);
+	d->eta = (1 - pow(2.0 / n, 1 - d->theta)) / (1 - zeta2 / d->zetan);
+}
+
+static uint64_t bench_draw(const struct bench_dist *d, uint64_t *st)
+{
+	double u, uz, x;
+	uint64_t r, h;
+
+	switch (d->kind) {
+	case DIST_ZIPFIAN:
+		u = bench_unit(st);
+		uz = u * d->zetan;
+		if (uz < 1)
+			r = 0;
+		else if (uz < 1 + pow(0.5, d->theta))
+			r = 1;
+		else
+			r = (uint64_t)(d->n * pow(d->eta * u - d->eta + 1, d->alpha));
+		h = r * 0x9E3779B97F4A7C15ULL;	/* the scramble */
+		return (h ^ (h >> 29)) % d->n;
+	case DIST_HOTSPOT: {
+		uint64_t hot = d->n / 5 ? d->n / 5 : 1;
+
+		if (bench_rnd(st) % 100 < 80 || hot == d->n)
+			return bench_rnd(st) % hot;
+		return hot + bench_rnd(st) % (d->n - hot);
+	}
+	case DIST_NORMAL:
+		/* Box-Muller */
+		u = bench_unit(st);
+		x = d->n / 2.0 + d->n / 8.0 * sqrt(-2 * log(1 - u)) *
+			cos(2 * M_PI * bench_unit(st));
+		if (x < 0)
+			return 0;
+		return x >= d->n ? d->n - 1 : (uint64_t)x;
+	default:
+		return bench_rnd(st) % d->n;
+	}
+}
+
+/* "PREFIX-SEED-I", padded with '.' to @size bytes when @size is longer */
+static uint32_t bench_key(char *key, size_t cap, const char *prefix, uint64_t seed,
+			  uint64_t i, uint64_t size)
+{
+	int len = snprintf(key, cap, "%s-%" PRIu64 "-%" PRIu64, prefix, seed, i);
+
+	if (len < 0 || (size_t)len > cap - 1)
+		len = (int)(cap - 1);
+	while ((uint64_t)len < size && (size_t)len < cap - 1)
+		key[len++] = '.';
+	key[len] = 0;
+	return (uint32_t)len;
+}
+
+struct bench {
+	int ctl;
+	uint32_t id;
+	uint64_t vsize, seed, ksize;
+	char key[HC_KEY_MAX + 1];
+	char *val, *got;
+	uint64_t puts, hits, misses, wrong;
+};
+
+/*
+ * the value of key I at version VER: bytes 'a' + (I + VER) % 26, the first 16
+ * (as many as there are) I and VER, so that another key's value or an older
+ * version never passes for it
+ */
+static void bench_value(char *v, uint64_t vsize, uint64_t i, uint64_t ver)
+{
+	uint64_t id[2] = { i, ver };
+
+	memset(v, 'a' + (int)((i + ver) % 26), vsize);
+	memcpy(v, id, vsize < sizeof(id) ? vsize : sizeof(id));
+}
+
+/* put key PREFIX-SEED-I with the value of version VER */
+static int bench_put(struct bench *b, const char *prefix, uint64_t i, uint64_t ver, uint32_t group)
+{
+	struct hc_object o = { .hdr = HDR(o) };
+
+	o.id = b->id;
+	o.key_len = bench_key(b->key, sizeof(b->key), prefix, b->seed, i, b->ksize);
+	o.key = (uintptr_t)b->key;
+	bench_value(b->val, b->vsize, i, ver);
+	o.value = (uintptr_t)b->val;
+	o.value_len = b->vsize;
+	o.group = group;
+	if (ioctl(b->ctl, HC_IOC_PUT, &o)) {
+		err("index bench: put: %s", strerror(errno));
+		return -1;
+	}
+	b->puts++;
+	return 0;
+}
+
+/*
+ * get key PREFIX-SEED-I; @want: the version it must hold if found, -1 if it
+ * must not be found. Counts hits, misses and wrong answers. Return: 1 found,
+ * 0 not, -1 error.
+ */
+static int bench_get(struct bench *b, const char *prefix, uint64_t i, int64_t want)
+{
+	struct hc_object o = { .hdr = HDR(o) };
+
+	o.id = b->id;
+	o.key_len = bench_key(b->key, sizeof(b->key), prefix, b->seed, i, b->ksize);
+	o.key = (uintptr_t)b->key;
+	o.value = (uintptr_t)b->got;
+	o.value_len = b->vsize;
+	if (ioctl(b->ctl, HC_IOC_GET, &o)) {
+		err("index bench: get: %s", strerror(errno));
+		return -1;
+	}
+	if (!o.found) {
+		b->misses++;
+		return 0;
+	}
+	b->hits++;
+	bench_value(b->val, b->vsize, i, want < 0 ? 0 : (uint64_t)want);
+	if (want < 0 || o.value_len != b->vsize || memcmp(b->got, b->val, b->vsize))
+		b->wrong++;
+	return 1;
+}
+
+/*
+ * bench: insert N objects, then run one workload over them, counting from the
+ * kernel's counters (and giving operations a second, wall clock: under
+ * emulation compare runs, never quote):
+ *  fill (the default): M lookups of which PCT % were inserted;
+ *  lookup-insert: BufferHash's, M random keys each looked up and then
+ *	inserted, PCT % of them inserted before (the lookup success rate);
+ *  ycsb: M requests by --dist, one SET (a new version of the key) per
+ *	--set-ratio GETs; a GET must find the newest version or nothing.
  */
 static int idx_bench(int ctl, int argc, char **argv)
 {
@@ -547,23 +734,38 @@ static int idx_bench(int ctl, int argc, char **argv)
 		{ "value-size", required_argument, NULL, 'v' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "group", required_argument, NULL, 'g' },
+		{ "workload", required_argument, NULL, 'w' },
+		{ "dist", required_argument, NULL, 'd' },
+		{ "set-ratio", required_argument, NULL, 'r' },
+		{ "key-size", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t n = 1000, m = 1000, pct = 40, vsize = 1024, seed = 1, v, i, st;
-	uint64_t group = 0, gk = 0, grem = 0;
-	uint64_t hits = 0, misses = 0, wrong = 0;
-	struct hc_stats s0, s1, s2;
-	struct hc_object o;
-	char key[64], *val, *got;
+	uint64_t n = 1000, m = 1000, pct = 40, v, i, st, fresh = 0, ratio = 30;
+	uint64_t group = 0, gk = 0, grem = 0, ins_puts;
+	int wl = WL_FILL, dist = DIST_ZIPFIAN, c, r;
+	struct bench b = { .ctl = ctl, .vsize = 1024, .seed = 1 };
+	struct hc_stats s0, s1, s2, a, z;
+	struct bench_dist bd;
+	uint32_t *ver = NULL;
 	double t0, t1, t2;
-	uint32_t id;
-	int c, r;
 
 	optind = 0;	/* 0: glibc starts over, with permutation */
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (c == 'w' || c == 'd') {
+			r = c == 'w' ? name_index(wl_names, 3, optarg) :
+				       name_index(dist_names, 4, optarg);
+			if (r < 0) {
+				err("index bench: no %s '%s'", c == 'w' ? "workload" : "distribution",
+				    optarg);
+				return EX_USAGE;
+			}
+			*(c == 'w' ? &wl : &dist) = r;
+			continue;
+		}
 		if (c == '?' || parse_u64(optarg, &v) ||
 		    (c == 'h' && v > 100) || (c == 'v' && v > HC_VALUE_MAX) ||
-		    ((c == 'n' || c == 'm') && !v)) {
+		    (c == 'k' && v > HC_KEY_MAX) || (c == 'r' && v > 1000000) ||
+		    ((c == 'n' || c == 'm' || c == 'r') && !v)) {
 			err("index bench: bad option value");
 			return EX_USAGE;
 		}
@@ -571,53 +773,73 @@ static int idx_bench(int ctl, int argc, char **argv)
 		case 'n': n = v; break;
 		case 'm': m = v; break;
 		case 'h': pct = v; break;
-		case 'v': vsize = v; break;
+		case 'v': b.vsize = v; break;
 		case 'g': group = v; break;
-		default: seed = v; break;
+		case 'r': ratio = v; break;
+		case 'k': b.ksize = v; break;
+		default: b.seed = v; break;
 		}
 	}
 	if (optind != argc - 1) {
 		err("index bench: want one DEVICE");
 		return EX_USAGE;
 	}
-	r = find_index(ctl, argv[optind], &id);
+	if (wl == WL_YCSB && b.vsize < 16) {
+		err("index bench: ycsb needs --value-size 16 or more (a key's version is in its value)");
+		return EX_USAGE;
+	}
+	r = find_index(ctl, argv[optind], &b.id);
 	if (r)
 		return r;
-	val = malloc(vsize + 1);
-	got = malloc(vsize + 1);
-	if (!val || !got) {
-		free(val);
-		free(got);
-		return EX_FAIL;
+	b.val = malloc(b.vsize + 1);
+	b.got = malloc(b.vsize + 1);
+	if (wl == WL_YCSB)
+		ver = calloc(n, sizeof(*ver));
+	if (!b.val || !b.got || (wl == WL_YCSB && !ver)) {
+		err("index bench: out of memory");
+		goto fail;
 	}
-	if (get_stats(ctl, id, &s0))
+	bench_dist_init(&bd, wl == WL_YCSB ? dist : DIST_UNIFORM, n);
+	if (get_stats(ctl, b.id, &s0))
 		goto fail;
 	t0 = now_s();
-	for (i = 0; i < n; i++) {
-		memset(&o, 0, sizeof(o));
-		o.hdr = (struct hc_hdr)HDR(o);
-		o.id = id;
-		o.key_len = (uint32_t)snprintf(key, sizeof(key), "bench-%" PRIu64 "-%" PRIu64, seed, i);
-		o.key = (uintptr_t)key;
-		memset(val, 'a' + (int)(i % 26), vsize);
-		o.value = (uintptr_t)val;
-		o.value_len = vsize;
-		/* --group G: each G keys in a row are related (one page's objects) */
-		o.group = group ? (uint32_t)(i / group + 1) : 0;
-		if (ioctl(ctl, HC_IOC_PUT, &o)) {
-			err("index bench: put: %s", strerror(errno));
+	/* --group G: each G keys in a row are related (one page's objects) */
+	for (i = 0; i < n; i++)
+		if (bench_put(&b, "bench", i, 0, group ? (uint32_t)(i / group + 1) : 0))
 			goto fail;
-		}
-	}
 	t1 = now_s();
-	if (get_stats(ctl, id, &s1))
+	if (get_stats(ctl, b.id, &s1))
 		goto fail;
-	st = seed;
+	ins_puts = b.puts;
+	b.puts = 0;
+	st = b.seed;
 	for (i = 0; i < m; i++) {
 		bool hit = bench_rnd(&st) % 100 < pct;
 		uint64_t k = bench_rnd(&st) % n;
 
-		/* --group: hits walk a random group in order, as a page load does */
+		switch (wl) {
+		case WL_LOOKUP_INSERT:
+			if (hit) {
+				if (bench_get(&b, "bench", k, 0) < 0 || bench_put(&b, "bench", k, 0, 0))
+					goto fail;
+			} else {
+				k = fresh++;	/* never seen: must miss */
+				if (bench_get(&b, "absent", k, -1) < 0 ||
+				    bench_put(&b, "absent", k, 0, 0))
+					goto fail;
+			}
+			continue;
+		case WL_YCSB:
+			k = bench_draw(&bd, &st);
+			if (bench_rnd(&st) % (ratio + 1) == 0) {
+				if (bench_put(&b, "bench", k, ++ver[k], 0))
+					goto fail;
+			} else if (bench_get(&b, "bench", k, ver[k]) < 0) {
+				goto fail;
+			}
+			continue;
+		}
+		/* fill; --group: hits walk a random group in order, as a page load does */
 		if (group && hit) {
 			if (!grem) {
 				gk = k / group * group;
@@ -626,51 +848,46 @@ static int idx_bench(int ctl, int argc, char **argv)
 			k = gk++;
 			grem--;
 		}
-
-		memset(&o, 0, sizeof(o));
-		o.hdr = (struct hc_hdr)HDR(o);
-		o.id = id;
-		o.key_len = (uint32_t)snprintf(key, sizeof(key), "%s-%" PRIu64 "-%" PRIu64,
-					       hit ? "bench" : "absent", seed, k);
-		o.key = (uintptr_t)key;
-		o.value = (uintptr_t)got;
-		o.value_len = vsize;
-		if (ioctl(ctl, HC_IOC_GET, &o)) {
-			err("index bench: get: %s", strerror(errno));
+		if (bench_get(&b, hit ? "bench" : "absent", k, hit ? 0 : -1) < 0)
 			goto fail;
-		}
-		if (o.found) {
-			hits++;
-			memset(val, 'a' + (int)(k % 26), vsize);
-			if (!hit || o.value_len != vsize || memcmp(got, val, vsize))
-				wrong++;
-		} else {
-			misses++;
-		}
 	}
 	t2 = now_s();
-	if (get_stats(ctl, id, &s2))
+	if (get_stats(ctl, b.id, &s2))
 		goto fail;
-	free(val);
-	free(got);
+	/* the inserts counted: the fill's, or the workload's own puts */
+	a = wl == WL_FILL ? s0 : s1;
+	z = wl == WL_FILL ? s1 : s2;
+	if (wl != WL_FILL)
+		ins_puts = b.puts;
 #define D(a, b, f) ((double)((b).f - (a).f))
 	{
 		double ins_s = n / (t1 - t0), look_s = m / (t2 - t1);
-		double io_ins = D(s0, s1, insert_ios) / n;
-		double io_hit = hits ? (D(s1, s2, lookup_ios) - D(s1, s2, miss_ios)) / hits : 0;
-		double io_miss = misses ? D(s1, s2, miss_ios) / misses : 0;
+		double io_ins = ins_puts ? D(a, z, insert_ios) / ins_puts : 0;
+		double wb_ins = ins_puts ? D(a, z, bytes_written) / ins_puts : 0;
+		double io_hit = b.hits ? (D(s1, s2, lookup_ios) - D(s1, s2, miss_ios)) / b.hits : 0;
+		double io_miss = b.misses ? D(s1, s2, miss_ios) / b.misses : 0;
 		double bits = s2.slots ? s2.ram_bytes * 8.0 / s2.slots : 0;
+		double bits_obj = s2.objects ? s2.ram_bytes * 8.0 / s2.objects : 0;
 
 		if (opt_json) {
 			struct json_object *j = json_object_new_object();
 
+			json_object_object_add(j, "workload", json_object_new_string(wl_names[wl]));
+			if (wl == WL_YCSB) {
+				json_object_object_add(j, "dist",
+						       json_object_new_string(dist_names[dist]));
+				jset(j, "set_ratio", ratio);
+			}
 			jset(j, "objects", n);
 			jset(j, "lookups", m);
-			jset(j, "hit_rate_pct", pct);
-			jset(j, "hits", hits);
-			jset(j, "misses", misses);
-			jset(j, "wrong", wrong);
-			jset(j, "evictions", s1.evictions - s0.evictions);
+			if (wl != WL_YCSB)
+				jset(j, "hit_rate_pct", pct);
+			jset(j, "puts", ins_puts);
+			jset(j, "hits", b.hits);
+			jset(j, "misses", b.misses);
+			jset(j, "wrong", b.wrong);
+			jset(j, "stored", s2.objects);
+			jset(j, "evictions", s2.evictions - s0.evictions);
 			jset(j, "false_positives", s2.false_positives - s1.false_positives);
 			jset(j, "set_loads", s2.set_loads - s1.set_loads);
 			jset(j, "offset_fetches", s2.offset_fetches - s1.offset_fetches);
@@ -680,24 +897,37 @@ static int idx_bench(int ctl, int argc, char **argv)
 			json_object_object_add(j, "inserts_per_s", json_object_new_double(ins_s));
 			json_object_object_add(j, "lookups_per_s", json_object_new_double(look_s));
 			json_object_object_add(j, "ios_per_insert", json_object_new_double(io_ins));
+			json_object_object_add(j, "bytes_written_per_insert",
+					       json_object_new_double(wb_ins));
 			json_object_object_add(j, "ios_per_hit", json_object_new_double(io_hit));
 			json_object_object_add(j, "ios_per_miss", json_object_new_double(io_miss));
 			json_object_object_add(j, "ram_bits_per_slot", json_object_new_double(bits));
+			json_object_object_add(j, "ram_bits_per_object",
+					       json_object_new_double(bits_obj));
 			json_out(j);
 		} else {
-			printf("%" PRIu64 " inserts: %.0f/s, %.3f device I/Os each; %" PRIu64
-			       " evictions\n", n, ins_s, io_ins, (uint64_t)(s1.evictions - s0.evictions));
-			printf("%" PRIu64 " lookups (%" PRIu64 " %% of inserted keys): %.0f/s; %" PRIu64
+			printf("%s: %" PRIu64 " objects inserted at %.0f/s; %" PRIu64
+			       " inserts counted, %.3f device I/Os and %.0f bytes written each; %"
+			       PRIu64 " evictions\n", wl_names[wl], n, ins_s, ins_puts, io_ins, wb_ins,
+			       (uint64_t)(s2.evictions - s0.evictions));
+			printf("%" PRIu64 " requests (%s): %.0f/s; %" PRIu64
 			       " hits at %.3f I/Os, %" PRIu64 " misses at %.3f I/Os; %" PRIu64
-			       " wrong values\n", m, pct, look_s, hits, io_hit, misses, io_miss, wrong);
-			printf("RAM: %.2f bits per slot\n", bits);
+			       " wrong values\n", m,
+			       wl == WL_YCSB ? dist_names[dist] : "hit rate", look_s, b.hits, io_hit,
+			       b.misses, io_miss, b.wrong);
+			printf("RAM: %.2f bits per slot, %.2f per object stored (%" PRIu64 ")\n", bits,
+			       bits_obj, (uint64_t)s2.objects);
 		}
 	}
 #undef D
-	return wrong ? EX_FAIL : EX_OK;
+	free(ver);
+	free(b.val);
+	free(b.got);
+	return b.wrong ? EX_FAIL : EX_OK;
 fail:
-	free(val);
-	free(got);
+	free(ver);
+	free(b.val);
+	free(b.got);
 	return EX_FAIL;
 }
 

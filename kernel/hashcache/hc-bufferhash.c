@@ -450,6 +450,14 @@ static int hc_bh_find(struct hc_index *ix, const u8 *key, u32 klen, const struct
 	return 0;
 }
 
+/* whether a record found at @dev_off of super table @t is in its buffer */
+static bool hc_bh_buffered(struct hc_index *ix, u32 t, u64 dev_off)
+{
+	u64 head = hc_bh_slot_off(ix, t, hc_bh(ix)->head[t]);
+
+	return dev_off >= head && dev_off < head + hc_bh(ix)->inc_bytes;
+}
+
 static int hc_bh_lookup(struct hc_index *ix, const u8 *key, u32 klen, void *kval,
 			struct hc_object *o)
 {
@@ -463,8 +471,7 @@ static int hc_bh_lookup(struct hc_index *ix, const u8 *key, u32 klen, void *kval
 	err = hc_bh_find(ix, key, klen, &l, &r, &dev_off);
 	/* LOOKUP hands out a device offset: a buffered record must be there */
 	if (!err && r && !kval && !(le16_to_cpu(r->flags) & HC_BH_TOMB) &&
-	    dev_off >= hc_bh_slot_off(ix, l.t, hc_bh(ix)->head[l.t]) &&
-	    dev_off < hc_bh_slot_off(ix, l.t, hc_bh(ix)->head[l.t]) + hc_bh(ix)->inc_bytes)
+	    hc_bh_buffered(ix, l.t, dev_off))
 		err = hc_bh_flush_table(ix, l.t);
 	ios = ix->st.read_ios - r0 + ix->st.write_ios - w0;
 	if (err) {
@@ -480,6 +487,23 @@ static int hc_bh_lookup(struct hc_index *ix, const u8 *key, u32 klen, void *kval
 		memcpy(kval, (const u8 *)(r + 1) + le16_to_cpu(r->key_len),
 		       min_t(u64, le32_to_cpu(r->value_len), o->value_len));
 	o->value_len = le32_to_cpu(r->value_len);
+	/*
+	 * LRU (the paper's: FIFO plus a re-insert of what is used): a GET that
+	 * found the record in an incarnation puts it in the buffer again, so it
+	 * outlives the incarnation. r is in ix->buf, which the append and a
+	 * rotate it may cause do not use. Best effort: the value is the
+	 * caller's already, and a failed append leaves the index as a PUT's
+	 * failure would (the rotate's eviction is FIFO's own). Not for LOOKUP:
+	 * the offset it hands out is the incarnation's copy.
+	 */
+	if (kval && (ix->flags & HC_FORMAT_LRU) && !hc_bh_buffered(ix, l.t, dev_off)) {
+		w0 = ix->st.write_ios;
+		if (!hc_bh_append(ix, &l, key, klen, (const u8 *)(r + 1) + le16_to_cpu(r->key_len),
+				  le32_to_cpu(r->value_len), false))
+			ix->st.overwrites++;
+		ix->st.lookup_ios += ix->st.write_ios - w0;
+		o->dev_offset = 0;	/* the copy read may be gone */
+	}
 	return 0;
 }
 
@@ -846,6 +870,7 @@ static u64 hc_bh_recover_bytes(struct hc_index *ix)
 
 const struct hc_policy_ops hc_bh_ops = {
 	.name		= "bufferhash",
+	.format_flags	= HC_FORMAT_LRU,
 	.format		= hc_bh_format,
 	.geometry_ok	= hc_bh_geometry_ok,
 	.alloc_ram	= hc_bh_alloc_ram,

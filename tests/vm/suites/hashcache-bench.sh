@@ -1,35 +1,56 @@
 # SPDX-License-Identifier: GPL-2.0
 # make bench-hashcache: each policy, freshly formatted on a 256 MiB null_blk
-# (8 KiB slots, 8 ways: 32767 slots), takes HB_OBJECTS (24000) inserts of 6000-byte
-# values, then HB_LOOKUPS (40000) gets of which 0, 40 and 80 % were inserted
-# (BufferHash's lookup success rates), through `hcctl index bench`: device
-# I/Os per insert, hit and miss from the kernel's counters, RAM bits per slot,
-# and operations per second (emulated time: compare policies, not machines).
-# One line per run: "# HCBENCH POLICY HIT% JSON".
+# (8 KiB blocks; 8 ways for the tables: 32767 slots), takes HB_OBJECTS (24000)
+# inserts, then HB_LOOKUPS (40000) requests of one workload, through
+# `hcctl index bench`, counted by the kernel (device I/Os per insert, hit and
+# miss, bytes written per insert, RAM bits per slot and per object stored),
+# with operations per second (emulated time: compare policies, not machines):
+#   fill: 6000-byte values; lookups of which 0, 40 and 80 % were inserted;
+#   lookup-insert: BufferHash's, 20-byte keys (a SHA-1) and 8-byte values; each
+#     key looked up, then inserted; 0, 40 and 80 % of them inserted before;
+#   ycsb: Cascade Mapping's, 30-byte keys and 270-byte values, one SET per 30
+#     GETs, keys drawn hotspot, zipfian or normal, over HB_YCSB_OBJECTS (twice
+#     HB_OBJECTS: more than the tables' slots, so some keys were evicted).
+# HB_WORKLOADS, HB_PCTS and HB_DISTS (comma lists) trim it (the smoke's draw).
+# One line per run: "# HCBENCH POLICY WORKLOAD PARAM JSON".
 
 HB_OBJECTS=${HB_OBJECTS:-24000}
 HB_LOOKUPS=${HB_LOOKUPS:-40000}
+HB_YCSB_OBJECTS=${HB_YCSB_OBJECTS:-$((HB_OBJECTS * 2))}
+WORKLOADS=$(echo "${HB_WORKLOADS:-fill,lookup-insert,ycsb}" | tr , ' ')
+PCTS=$(echo "${HB_PCTS:-0,40,80}" | tr , ' ')
+DISTS=$(echo "${HB_DISTS:-hotspot,zipfian,normal}" | tr , ' ')
 check "modprobe hashcache" modprobe hashcache
 check "null_blk index device" null_blk_add 256
 DEV=/dev/nullb0
 # NAME:FORMAT OPTIONS:BENCH OPTIONS; +prefetch puts groups of 8 (a page's
-# objects) and walks them in order on hits
+# objects) and walks them in order on hits (fill only); +lru is BufferHash's LRU
 for run in basic:--policy=basic: set:--policy=set: setmem:--policy=setmem: \
 	setmemlru:--policy=setmemlru: log:--policy=log: loglru:--policy=loglru: \
 	log+prefetch:--policy=log,--prefetch:--group=8 \
-	loglru+prefetch:--policy=loglru,--prefetch:--group=8; do
+	loglru+prefetch:--policy=loglru,--prefetch:--group=8 bufferhash:--policy=bufferhash: \
+	bufferhash+lru:--policy=bufferhash,--lru:; do
 	pol=${run%%:*} rest=${run#*:}
 	fo=$(echo "${rest%%:*}" | tr ',' ' ') bo=$(echo "${rest#*:}" | tr ',' ' ')
-	for pct in 0 40 80; do
-		# shellcheck disable=SC2086 # option lists
-		check "$pol $pct %: format" hcctl index format $fo --seed 1 $DEV
-		check "$pol $pct %: attach" hcctl index attach $DEV
-		# shellcheck disable=SC2086
-		b=$(hcctl --json index bench $DEV --objects "$HB_OBJECTS" --lookups "$HB_LOOKUPS" \
-			--hit-rate $pct --value-size 6000 $bo)
-		check_eq "$pol $pct %: no wrong value" 0 "$(printf '%s' "$b" | jq -r .wrong)"
-		diag "HCBENCH $pol $pct $b"
-		check "$pol $pct %: detach" hcctl index detach $DEV
+	for wl in $WORKLOADS; do
+		case $wl in
+		fill) params=$PCTS n=$HB_OBJECTS opts="--value-size 6000 $bo" ;;
+		lookup-insert) params=$PCTS n=$HB_OBJECTS opts="--key-size 20 --value-size 8" ;;
+		ycsb) params=$DISTS n=$HB_YCSB_OBJECTS opts="--key-size 30 --value-size 270 --set-ratio 30" ;;
+		esac
+		case $pol in *+prefetch) [ "$wl" = fill ] || continue ;; esac
+		for p in $params; do
+			case $wl in ycsb) po="--dist $p" ;; *) po="--hit-rate $p" ;; esac
+			# shellcheck disable=SC2086 # option lists
+			check "$pol $wl $p: format" hcctl index format $fo --seed 1 $DEV
+			check "$pol $wl $p: attach" hcctl index attach $DEV
+			# shellcheck disable=SC2086
+			b=$(hcctl --json index bench $DEV --objects "$n" --lookups "$HB_LOOKUPS" \
+				--workload "$wl" $po $opts)
+			check_eq "$pol $wl $p: no wrong value" 0 "$(printf '%s' "$b" | jq -r .wrong)"
+			diag "HCBENCH $pol $wl $p $b"
+			check "$pol $wl $p: detach" hcctl index detach $DEV
+		done
 	done
 done
 check "null_blk teardown" null_blk_teardown

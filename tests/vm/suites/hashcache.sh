@@ -295,7 +295,44 @@ check_eq "$B: the same objects after the rebuild" "$before" "$1 $2"
 check_eq "$B: an overwrite stays overwritten" two "$(hcctl index get $DEV bx)"
 check_eq "$B: a deleted key stays deleted" 5 "$(rc hcctl index get $DEV by)"
 check_eq "$B: a clean attach drops nothing" 0 "$(st $DEV bad_entries)"
+# YCSB's zipfian with a put of a new version every 3 gets: versions of one key in
+# several incarnations and the buffer, and a get must find the newest or nothing
+b=$(hcctl --json index bench $DEV --objects 300 --lookups 900 --workload ycsb --dist zipfian \
+	--set-ratio 3 --key-size 30 --value-size 270 --seed 5)
+diag "$B: ycsb: $b"
+check_eq "$B: ycsb, a new version every 3 gets: no stale or wrong value" 0 "$(bj wrong)"
+check "$B: ycsb: new versions put, and found" test "$(bj puts)" -gt 100 -a "$(bj hits)" -gt 100
+# BufferHash's lookup-then-insert at 40 % success: the new keys must miss
+b=$(hcctl --json index bench $DEV --objects 200 --lookups 400 --workload lookup-insert \
+	--hit-rate 40 --key-size 20 --value-size 8 --seed 6)
+diag "$B: lookup-insert: $b"
+check_eq "$B: lookup-insert: no new key found, no wrong value" 0 "$(bj wrong)"
+check "$B: lookup-insert: every request a get and a put" test "$(bj puts)" = 400
 check "$B: detach" hcctl index detach $DEV
+
+# --lru (the paper's LRU eviction): a key read every 20 puts outlives 300 puts
+# through 4 incarnations of about 24 records, where FIFO evicts it; a key never
+# read goes in both. Each flag on a fresh format, FIFO first as the control.
+lru_run() { # lru_run [--lru]: prints "HOT COLD" (0: found, 5: not)
+	hcctl index format --policy $B --sets 1 --ways 4 --buffer-size 16K --block-size 4K \
+		"$@" $DEV > /dev/null && hcctl index attach $DEV > /dev/null || return 1
+	printf 'hot %0270d\ncold %0270d\n' 0 0 | hcctl index mput $DEV || return 1
+	for j in $(seq 0 14); do
+		awk -v j="$j" 'BEGIN { for (i = j * 20; i < j * 20 + 20; i++) printf "lru-%d %0270d\n", i, i }' |
+			hcctl index mput $DEV || return 1
+		hcctl index get $DEV hot > /dev/null 2>&1	# exit 5 once FIFO evicted it
+	done
+	echo "$(rc hcctl index get $DEV hot) $(rc hcctl index get $DEV cold)"
+}
+check_eq "$B: FIFO: a key read all along is evicted with its incarnation" "5 5" "$(lru_run)"
+check "$B: FIFO: detach" hcctl index detach $DEV
+check_eq "$B: --lru: the key read all along stays, the unread one goes" "0 5" "$(lru_run --lru)"
+check_eq "$B: --lru: info says so" true "$(hcctl --json index info $DEV | jq .lru)"
+check "$B: --lru: re-inserts counted as overwrites" test "$(st $DEV overwrites)" -gt 0
+check "$B: --lru: detach and attach" sh -c "hcctl index detach $DEV && hcctl index attach $DEV"
+check_eq "$B: --lru: the used key is still there after the attach" 0 "$(rc hcctl index get $DEV hot)"
+check "$B: --lru: detach" hcctl index detach $DEV
+check_fails "$B: --lru is refused for another policy" hcctl index format --policy log --lru $DEV
 
 diag "at $(cut -d" " -f1 /proc/uptime)s: log wrap"
 # --- log wrap ----------------------------------------------------------------
