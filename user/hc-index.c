@@ -289,10 +289,15 @@ static int idx_attach(int ctl, const char *dev)
 		jset(o, "id", a.id);
 		json_object_object_add(o, "recovered",
 				       json_object_new_boolean(a.flags & HC_ATTACH_RECOVERED));
+		json_object_object_add(o, "checkpoint",
+				       json_object_new_boolean(a.flags & HC_ATTACH_CHECKPOINT));
+		jset(o, "read_bytes", a.read_bytes);
 		json_out(o);
 	} else {
-		printf("%s: index %u attached%s\n", dev, a.id,
-		       a.flags & HC_ATTACH_RECOVERED ? " (it was not detached cleanly)" : "");
+		printf("%s: index %u attached%s, %" PRIu64 " B read (%s)\n", dev, a.id,
+		       a.flags & HC_ATTACH_RECOVERED ? " (it was not detached cleanly)" : "",
+		       (uint64_t)a.read_bytes,
+		       a.flags & HC_ATTACH_CHECKPOINT ? "its checkpoint" : "a scan");
 	}
 	return EX_OK;
 }
@@ -447,6 +452,7 @@ static int idx_info(int ctl, const char *dev)
 		jset(j, "buffer_bytes", in.buffer_bytes);
 		jset(j, "max_value", in.max_value);
 		jset(j, "dev_bytes", in.dev_bytes);
+		jset(j, "checkpoint_bytes", in.ckpt_bytes);
 		json_out(j);
 	} else {
 		printf("index %u on %s: %s, %u ways of %u B, %" PRIu64 " sets, %u tag bits, "
@@ -464,6 +470,11 @@ static int idx_info(int ctl, const char *dev)
 			printf("buffers and incarnations of %" PRIu64 " B: %" PRIu64
 			       " super tables, %u incarnations each\n", (uint64_t)in.buffer_bytes,
 			       (uint64_t)in.sets, in.ways);
+		if (in.ckpt_bytes)
+			printf("checkpoint region of %" PRIu64 " B: a clean attach reads it, not the %s\n",
+			       (uint64_t)in.ckpt_bytes, in.log_bytes ? "log" : "table");
+		else
+			printf("no checkpoint region: every attach scans\n");
 	}
 	return EX_OK;
 }

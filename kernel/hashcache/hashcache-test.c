@@ -393,6 +393,60 @@ static void hc_test_spill_entry(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, hc_spill_entry_ok(ix, v63 | 999ULL << 4 | 15));
 }
 
+/*
+ * What a checkpoint's fields must be (hc_ranks_ok): touches and clears keep a
+ * set's ranks 0 .. n-1; a repeated rank, a gap or a rank past the ways is
+ * refused, in any set, and one set's fields do not vouch for another's
+ */
+static void hc_test_ranks(struct kunit *test)
+{
+	struct hc_index *ix = hc_test_index(test, HC_POLICY_SETMEM, 3, 8, 8);
+	struct rnd_state rs;
+	u32 i, w;
+
+	prandom_seed_state(&rs, 0x7a2c);
+	for (i = 0; i < 200; i++) {
+		w = prandom_u32_state(&rs) % 8;
+		if (prandom_u32_state(&rs) % 3) {
+			hc_touch(ix, 8, w);
+			hc_set_field(ix, 8 + w, hc_mkfield(ix, w, 0));
+		} else if (hc_valid(ix, hc_field(ix, 8 + w))) {
+			hc_clear(ix, 8, w);
+		}
+		KUNIT_ASSERT_TRUE_MSG(test, hc_ranks_ok(ix, 1), "step %u", i);
+	}
+	/* an empty set, and a full one */
+	KUNIT_EXPECT_TRUE(test, hc_ranks_ok(ix, 0));
+	for (w = 0; w < 8; w++)
+		hc_set_field(ix, 16 + w, hc_mkfield(ix, 1, 7 - w));
+	KUNIT_EXPECT_TRUE(test, hc_ranks_ok(ix, 2));
+	/* a rank twice */
+	hc_set_field(ix, 16 + 3, hc_mkfield(ix, 1, 0));
+	KUNIT_EXPECT_FALSE(test, hc_ranks_ok(ix, 2));
+	/* a gap: ranks 0 and 2 of two ways */
+	memset(ix->bits, 0, ix->bits_bytes);
+	hc_set_field(ix, 16, hc_mkfield(ix, 1, 0));
+	hc_set_field(ix, 17, hc_mkfield(ix, 1, 2));
+	KUNIT_EXPECT_FALSE(test, hc_ranks_ok(ix, 2));
+	KUNIT_EXPECT_TRUE(test, hc_ranks_ok(ix, 1));
+	/* a field that is not valid has no rank to check */
+	hc_set_field(ix, 17, hc_mkfield(ix, 1, 1) & ~1ULL);
+	KUNIT_EXPECT_TRUE(test, hc_ranks_ok(ix, 2));
+	/* every bit set: 8 valid fields of rank 7 */
+	memset(ix->bits, 0xff, ix->bits_bytes);
+	KUNIT_EXPECT_FALSE(test, hc_ranks_ok(ix, 0));
+	KUNIT_EXPECT_FALSE(test, hc_ranks_ok(ix, 2));
+	/* 6 ways: 3 rank bits, and ranks 6 and 7 are past the ways */
+	ix = hc_test_index(test, HC_POLICY_SETMEM, 1, 6, 8);
+	hc_set_field(ix, 0, hc_mkfield(ix, 1, 5));
+	KUNIT_EXPECT_FALSE(test, hc_ranks_ok(ix, 0));
+	for (w = 0; w < 5; w++)
+		hc_set_field(ix, 1 + w, hc_mkfield(ix, 1, w));
+	KUNIT_EXPECT_TRUE(test, hc_ranks_ok(ix, 0));
+	hc_set_field(ix, 0, hc_mkfield(ix, 1, 6));
+	KUNIT_EXPECT_FALSE(test, hc_ranks_ok(ix, 0));
+}
+
 /* an older copy of a key in its set is empty; the newest one counts */
 static void hc_test_shadowed(struct kunit *test)
 {
@@ -676,6 +730,7 @@ static struct kunit_case hc_test_cases[] = {
 	KUNIT_CASE(hc_test_loglru),
 	KUNIT_CASE(hc_test_group_runs),
 	KUNIT_CASE(hc_test_spill_entry),
+	KUNIT_CASE(hc_test_ranks),
 	KUNIT_CASE(hc_test_shadowed),
 	KUNIT_CASE(hc_test_policies),
 	KUNIT_CASE(hc_test_bufferhash),

@@ -94,6 +94,7 @@ int hc_io(struct hc_index *ix, enum req_op op, u64 off, void *buf, size_t len)
 	if (op == REQ_OP_READ) {
 		ix->st.read_ios++;
 		ix->st.bytes_read += len;
+		ix->dev_read += len;
 	} else {
 		ix->st.write_ios++;
 		ix->st.bytes_written += len;
@@ -123,8 +124,12 @@ int hc_io(struct hc_index *ix, enum req_op op, u64 off, void *buf, size_t len)
 	}
 	if (op == REQ_OP_READ && is_vmalloc_addr(buf))
 		invalidate_kernel_vmap_range(buf, len);
-	if (op == REQ_OP_WRITE)
+	if (op == REQ_OP_WRITE) {
 		hc_drop_cached(ix, off, len);
+		/* what the device holds may not be what RAM says: no checkpoint */
+		if (r)
+			ix->write_failed = true;
+	}
 	return r;
 }
 
@@ -157,7 +162,8 @@ static int hc_sb_write(struct hc_index *ix, bool clean)
 		return -ENOMEM;
 	ix->sb_seq++;
 	sb->magic = cpu_to_le32(HC_SB_MAGIC);
-	sb->version = cpu_to_le32(HC_FORMAT_VERSION);
+	/* version 1 without a region: the layout is the same, older modules take it */
+	sb->version = cpu_to_le32(ix->ckpt_bytes ? HC_FORMAT_VERSION : HC_FORMAT_VERSION_MIN);
 	sb->policy = cpu_to_le32(ix->policy);
 	sb->flags = cpu_to_le32(ix->flags);
 	sb->block_size = cpu_to_le32(ix->block_size);
@@ -175,6 +181,8 @@ static int hc_sb_write(struct hc_index *ix, bool clean)
 	sb->log_bytes = cpu_to_le64(ix->log_blocks * ix->block_size);
 	sb->dev_bytes = cpu_to_le64(ix->dev_bytes);
 	sb->buffer_bytes = cpu_to_le64(ix->buffer_bytes);
+	sb->ckpt_offset = cpu_to_le64(ix->ckpt_off);
+	sb->ckpt_bytes = cpu_to_le64(ix->ckpt_bytes);
 	sb->crc = cpu_to_le32(hc_crc(sb, HC_SB_BYTES, offsetof(struct hc_sb_disk, crc)));
 	r = hc_io(ix, REQ_OP_WRITE, (ix->sb_seq & 1) * HC_SB_BYTES, sb, HC_SB_BYTES);
 	kfree(sb);
@@ -203,21 +211,39 @@ void *hc_ram_alloc(struct hc_index *ix, u64 bytes)
 	return kvzalloc(bytes, GFP_KERNEL | __GFP_NOWARN);
 }
 
-/* free @ix and every RAM part it has (hc_alloc_ram's, whichever exist) */
-HC_TESTABLE void hc_free(struct hc_index *ix)
+/* free every RAM part @ix has (hc_alloc_ram's, whichever exist), and forget them */
+static void hc_free_ram(struct hc_index *ix)
 {
 	if (ix->ops && ix->ops->free)
 		ix->ops->free(ix);
+	ix->priv = NULL;
 	kvfree(ix->bits);
+	ix->bits = NULL;
 	kvfree(ix->frame_set);
+	ix->frame_set = NULL;
 	kvfree(ix->htab);
+	ix->htab = NULL;
 	kvfree(ix->referenced);
+	ix->referenced = NULL;
 	kvfree(ix->obits);
+	ix->obits = NULL;
 	kvfree(ix->pfbuf);
+	ix->pfbuf = NULL;
 	kvfree(ix->pend);
+	ix->pend = NULL;
 	kfree(ix->sbuf);
+	ix->sbuf = NULL;
 	kvfree(ix->buf);
+	ix->buf = NULL;
 	kvfree(ix->wbuf);
+	ix->wbuf = NULL;
+	ix->bits_bytes = 0;
+}
+
+/* free @ix and every RAM part it has */
+HC_TESTABLE void hc_free(struct hc_index *ix)
+{
+	hc_free_ram(ix);
 	kfree(ix);
 }
 
@@ -341,6 +367,213 @@ static int hc_ram_verdict(struct hc_index *ix, int r)
 	return r;
 }
 
+/* ---------------------------------------------------------------------
+ * The checkpoint (hc-format.h): the RAM part a clean detach leaves for the
+ * next attach, so that it reads O(RAM part) instead of the table or log
+ */
+
+static bool hc_geometry_ok(struct hc_index *ix);
+
+/* the arrays of @ix's checkpoint in @p (*@n of them); its bytes, in 4 KiB */
+static u64 hc_ckpt_len(struct hc_index *ix, struct hc_ckpt_part *p, unsigned int *n)
+{
+	u64 len = sizeof(struct hc_ckpt_disk);
+	unsigned int i;
+
+	*n = ix->ops->ckpt_parts ? ix->ops->ckpt_parts(ix, p) : 0;
+	for (i = 0; i < *n; i++)
+		len += p[i].bytes;
+	return round_up(len, HC_SB_BYTES);
+}
+
+/* Does the policy's layout end at or before byte @end (as attach checks it)? */
+static bool hc_fits_below(struct hc_index *ix, u64 end)
+{
+	u64 dev = ix->dev_bytes;
+	bool ok;
+
+	ix->dev_bytes = end;
+	ok = hc_geometry_ok(ix);
+	ix->dev_bytes = dev;
+	return ok;
+}
+
+/* format again as if the device ended at byte @avail, RAM part and all */
+static int hc_reformat(struct hc_index *ix, const struct hc_format *f, u64 avail)
+{
+	u64 dev = ix->dev_bytes;
+	int r;
+
+	hc_free_ram(ix);
+	ix->ram_refused = 0;
+	ix->dev_bytes = avail;
+	r = ix->ops->format(ix, f);
+	ix->dev_bytes = dev;
+	return r ?: hc_alloc_ram(ix);
+}
+
+/*
+ * FORMAT: room for the checkpoint at the end of the device. Sizes format
+ * chose (no --sets, no --log-size) shrink until it fits; sizes given by hand
+ * keep what they leave, and with no room for it there is no checkpoint
+ * (every attach scans, as before version 2).
+ */
+static int hc_ckpt_place(struct hc_index *ix, const struct hc_format *f)
+{
+	struct hc_ckpt_part p[HC_CKPT_PARTS];
+	u64 dev = ix->dev_bytes, len, off, shrink = 0;
+	unsigned int n, i;
+	int r;
+
+	ix->ckpt_off = 0;
+	ix->ckpt_bytes = 0;
+	if (!ix->ops->ckpt_save)
+		return 0;
+	for (i = 0; ; i++) {
+		len = hc_ckpt_len(ix, p, &n);
+		/* (one copy of it in RAM at detach and attach: no bigger than kvmalloc takes) */
+		if (len > INT_MAX)
+			break;
+		off = len < dev ? round_down(dev - len, HC_SB_BYTES) : 0;
+		if (off && hc_fits_below(ix, off)) {
+			ix->ckpt_off = off;
+			ix->ckpt_bytes = round_down(dev - off, HC_SB_BYTES);
+			return 0;
+		}
+		if (i == 3 || f->sets || f->log_bytes)
+			break;
+		shrink += round_up(len + HC_SB_BYTES, ix->block_size);
+		if (shrink >= dev)
+			break;
+		r = hc_reformat(ix, f, dev - shrink);
+		if (r)
+			break;
+	}
+	return shrink ? hc_reformat(ix, f, dev) : 0;
+}
+
+/*
+ * ATTACH: is the region where the superblock says one can be (4 KiB aligned,
+ * after the policy's layout, inside the device)?
+ */
+static bool hc_ckpt_region_ok(struct hc_index *ix, u32 version)
+{
+	if (!ix->ckpt_bytes)
+		return !ix->ckpt_off;
+	return version >= 2 && IS_ALIGNED(ix->ckpt_off, HC_SB_BYTES) &&
+	       IS_ALIGNED(ix->ckpt_bytes, HC_SB_BYTES) && ix->ckpt_off < ix->dev_bytes &&
+	       ix->ckpt_bytes <= ix->dev_bytes - ix->ckpt_off && hc_fits_below(ix, ix->ckpt_off);
+}
+
+/*
+ * DETACH, after a flush that worked: write the checkpoint the clean
+ * superblock written next names (its seq is ours + 1). Anything in the way
+ * (no region, no RAM for the copy, the policy not ready, a failed write)
+ * leaves none that counts: the next attach scans.
+ */
+static void hc_ckpt_write(struct hc_index *ix)
+{
+	struct hc_ckpt_part p[HC_CKPT_PARTS];
+	u64 state[HC_CKPT_STATE] = {}, len, at;
+	struct hc_ckpt_disk *h;
+	unsigned int n, i;
+	void *buf;
+
+	if (!ix->ckpt_bytes || !ix->ops->ckpt_save || ix->write_failed)
+		return;
+	len = hc_ckpt_len(ix, p, &n);
+	if (len > ix->ckpt_bytes || len > INT_MAX || ix->ops->ckpt_save(ix, state))
+		return;
+	buf = kvzalloc(len, GFP_KERNEL | __GFP_NOWARN);
+	if (!buf)
+		return;
+	h = buf;
+	h->magic = cpu_to_le32(HC_CKPT_MAGIC);
+	h->format_id = cpu_to_le64(ix->format_id);
+	h->sb_seq = cpu_to_le64(ix->sb_seq + 1);
+	h->policy = cpu_to_le32(ix->policy);
+	h->parts = cpu_to_le32(n);
+	h->objects = cpu_to_le64(ix->st.objects);
+	h->wseq = cpu_to_le64(ix->wseq);
+	h->layout = cpu_to_le64(HC_CKPT_LAYOUT);
+	for (i = 0; i < HC_CKPT_STATE; i++)
+		h->state[i] = cpu_to_le64(state[i]);
+	for (at = sizeof(*h), i = 0; i < n; at += p[i].bytes, i++)
+		memcpy(buf + at, p[i].p, p[i].bytes);
+	h->len = cpu_to_le64(at - sizeof(*h));
+	h->crc = cpu_to_le32(hc_crc(buf, at, offsetof(struct hc_ckpt_disk, crc)));
+	if (hc_io(ix, REQ_OP_WRITE, ix->ckpt_off, buf, len))
+		pr_warn("hashcache: %pg: the checkpoint was not written: the next attach scans\n",
+			ix->bdev);
+	kvfree(buf);
+}
+
+/*
+ * ATTACH of a clean index: read the checkpoint into the RAM part, true if it
+ * was there (CRC, format, the superblock's seq) and the policy found every
+ * word of it in range. False: the RAM part is as hc_alloc_ram left it, for
+ * the scan.
+ */
+static bool hc_ckpt_read(struct hc_index *ix)
+{
+	struct hc_ckpt_part p[HC_CKPT_PARTS];
+	u64 state[HC_CKPT_STATE], len, at;
+	struct hc_ckpt_disk *h;
+	unsigned int n, i;
+	bool ok = false;
+	void *buf;
+	int r;
+
+	if (!ix->ckpt_bytes || !ix->ops->ckpt_load)
+		return false;
+	len = hc_ckpt_len(ix, p, &n);
+	if (len > ix->ckpt_bytes || len > INT_MAX)
+		return false;
+	buf = kvmalloc(len, GFP_KERNEL | __GFP_NOWARN);
+	if (!buf)
+		return false;
+	if (hc_io(ix, REQ_OP_READ, ix->ckpt_off, buf, len))
+		goto out;
+	h = buf;
+	for (at = sizeof(*h), i = 0; i < n; i++)
+		at += p[i].bytes;
+	if (le32_to_cpu(h->magic) != HC_CKPT_MAGIC ||
+	    le64_to_cpu(h->format_id) != ix->format_id ||
+	    le64_to_cpu(h->sb_seq) != ix->sb_seq || le32_to_cpu(h->policy) != ix->policy ||
+	    le32_to_cpu(h->parts) != n || le64_to_cpu(h->len) != at - sizeof(*h) ||
+	    le64_to_cpu(h->layout) != HC_CKPT_LAYOUT ||
+	    le32_to_cpu(h->crc) != hc_crc(buf, at, offsetof(struct hc_ckpt_disk, crc)))
+		goto out;
+	for (at = sizeof(*h), i = 0; i < n; at += p[i].bytes, i++)
+		memcpy(p[i].p, buf + at, p[i].bytes);
+	for (i = 0; i < HC_CKPT_STATE; i++)
+		state[i] = le64_to_cpu(h->state[i]);
+	ix->st.objects = le64_to_cpu(h->objects);
+	ix->wseq = le64_to_cpu(h->wseq);
+	r = ix->ops->ckpt_load(ix, state);
+	ok = !r;
+	if (r == -EINVAL)
+		pr_warn("hashcache: %pg: the checkpoint holds what no index could: scanning instead\n",
+			ix->bdev);
+	else if (r)
+		pr_warn("hashcache: %pg: the checkpoint could not be checked (%d): scanning instead\n",
+			ix->bdev, r);
+	if (!ok) {
+		for (i = 0; i < n; i++)
+			memset(p[i].p, 0, p[i].bytes);
+		ix->st.objects = 0;
+		ix->wseq = 0;
+	} else {
+		/* its I/O is not an operation's (as after a scan) */
+		at = ix->st.objects;
+		memset(&ix->st, 0, sizeof(ix->st));
+		ix->st.objects = at;
+	}
+out:
+	kvfree(buf);
+	return ok;
+}
+
 static int hc_do_format(struct hc_format *f)
 {
 	const struct hc_policy_ops *ops = hc_policy(f->policy);
@@ -379,6 +612,8 @@ static int hc_do_format(struct hc_format *f)
 	ix->seed = f->seed ?: get_random_u64();
 	ix->format_id = get_random_u64() | 1;
 	r = hc_alloc_ram(ix);
+	if (!r)
+		r = hc_ckpt_place(ix, f);
 	if (!r && !hc_rebuild_fits(ix))
 		r = -ENOMEM;
 	r = hc_ram_verdict(ix, r);
@@ -414,6 +649,7 @@ static int hc_do_attach(struct hc_attach *a, struct hc_index **out_ix)
 	struct hc_sb_disk *sb[HC_SB_COPIES] = {};
 	struct hc_sb_disk *best = NULL;
 	struct hc_index *ix;
+	u32 version;
 	int r, i;
 
 	ix = hc_alloc();
@@ -452,24 +688,46 @@ static int hc_do_attach(struct hc_attach *a, struct hc_index **out_ix)
 	ix->sb_seq = le64_to_cpu(best->seq);
 	ix->log_off = le64_to_cpu(best->log_offset);
 	ix->buffer_bytes = le64_to_cpu(best->buffer_bytes);
+	ix->ckpt_off = le64_to_cpu(best->ckpt_offset);
+	ix->ckpt_bytes = le64_to_cpu(best->ckpt_bytes);
 	ix->log_blocks = ix->block_size ?
 		div_u64(le64_to_cpu(best->log_bytes), ix->block_size) : 0;
+	version = le32_to_cpu(best->version);
 	/* a CRC does not vouch for sense: check the geometry as format does */
-	if (le32_to_cpu(best->version) != HC_FORMAT_VERSION || !hc_geometry_ok(ix)) {
+	if (version < HC_FORMAT_VERSION_MIN || version > HC_FORMAT_VERSION ||
+	    !hc_geometry_ok(ix)) {
 		pr_warn("hashcache: %pg: superblock geometry is not usable\n", ix->bdev);
 		goto out;
+	}
+	/* a region that is not where one can be (a device shrunk under it): none */
+	if (!hc_ckpt_region_ok(ix, version)) {
+		pr_warn("hashcache: %pg: the checkpoint region does not fit: every attach scans\n",
+			ix->bdev);
+		ix->ckpt_off = 0;
+		ix->ckpt_bytes = 0;
 	}
 	if (!le32_to_cpu(best->clean))
 		a->flags |= HC_ATTACH_RECOVERED;
 	r = hc_ram_verdict(ix, hc_alloc_ram(ix));
 	if (r)
 		goto out;
-	r = hc_ram_verdict(ix, ix->ops->recover(ix));
-	if (r)
-		goto out;
+	/* clean: the checkpoint if there is a good one, else the scan */
+	if (!(a->flags & HC_ATTACH_RECOVERED) && hc_ckpt_read(ix))
+		a->flags |= HC_ATTACH_CHECKPOINT;
+	/*
+	 * Not clean from here on, before anything is written (the scan may
+	 * write: LogLRU's spill region, old copies emptied): no checkpoint of
+	 * before counts again, whatever becomes of this attach.
+	 */
 	r = hc_sb_write(ix, false);
 	if (r)
 		goto out;
+	if (!(a->flags & HC_ATTACH_CHECKPOINT)) {
+		r = hc_ram_verdict(ix, ix->ops->recover(ix));
+		if (r)
+			goto out;
+	}
+	a->read_bytes = ix->dev_read;
 	/*
 	 * An id never given before (ids go round only after 2^31 attaches), kept
 	 * for @ix but not yet published: nobody can reach the index by it until
@@ -536,6 +794,8 @@ static int hc_detach_index(struct hc_index *ix)
 	mutex_lock(&ix->lock);
 	ix->dead = true;
 	r = ix->ops->flush ? ix->ops->flush(ix) : 0;
+	if (!r)
+		hc_ckpt_write(ix);
 	/* records the log could not take are lost: not clean then */
 	r = hc_sb_write(ix, !r) ?: r;
 	mutex_unlock(&ix->lock);
@@ -683,7 +943,8 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		r = hc_copy_in(&a, arg, sizeof(a));
 		if (r)
 			return r;
-		if (a.id || a.flags || a.reserved0 || !hc_zero(a.reserved, sizeof(a.reserved)))
+		if (a.id || a.flags || a.reserved0 || a.read_bytes ||
+		    !hc_zero(a.reserved, sizeof(a.reserved)))
 			return -EINVAL;
 		r = hc_do_attach(&a, &ix);
 		if (r)
@@ -748,6 +1009,7 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		in.sets = ix->sets;
 		in.log_bytes = ix->log_blocks * ix->block_size;
 		in.buffer_bytes = ix->buffer_bytes;
+		in.ckpt_bytes = ix->ckpt_bytes;
 		in.max_value = hc_max_value(ix);
 		in.dev_bytes = ix->dev_bytes;
 		in.dev_major = MAJOR(ix->bdev->bd_dev);

@@ -162,3 +162,25 @@ void hc_clear(struct hc_index *ix, u64 base, u32 way)
 			hc_set_field(ix, base + w, hc_with_rank(ix, g, hc_rank(ix, g) - 1));
 	}
 }
+
+/*
+ * Are the ranks of @set's valid fields in @bits 0 .. n-1, each once, as
+ * hc_touch and hc_clear keep them? (A checkpoint's fields are checked so.)
+ */
+bool hc_ranks_ok(struct hc_index *ix, u64 set)
+{
+	u64 seen = 0, f, r;
+	u32 w, n = 0;
+
+	for (w = 0; w < ix->ways; w++) {
+		f = hc_bf_get(ix->bits, set * ix->ways + w, ix->width);
+		if (!hc_valid(ix, f))
+			continue;
+		r = hc_rank(ix, f);
+		if (r >= ix->ways || (seen & BIT_ULL(r)))
+			return false;
+		seen |= BIT_ULL(r);
+		n++;
+	}
+	return seen == (n == 64 ? ~0ULL : BIT_ULL(n) - 1);
+}

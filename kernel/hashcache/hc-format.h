@@ -8,6 +8,8 @@
  *                seq wins
  *   table_offset the Disk Table: sets * ways slots of block_size bytes, set
  *                by set, a set's slots contiguous (one read fetches a set)
+ *   ckpt_offset  the checkpoint region, ckpt_bytes long, after everything
+ *                else (version 2; 0 bytes: none, every attach scans)
  *
  * A slot holds one object: a header, the key, then the value. A slot is in
  * use only if its magic, its format id (the superblock's, new at every
@@ -22,7 +24,8 @@
 
 #define HC_SB_MAGIC		0x48436163	/* "HCac" */
 #define HC_SLOT_MAGIC		0x48436f62	/* "HCob" */
-#define HC_FORMAT_VERSION	1
+#define HC_FORMAT_VERSION	2	/* 2: the checkpoint region; 1 is still attached */
+#define HC_FORMAT_VERSION_MIN	1
 #define HC_SB_BYTES		4096
 #define HC_SB_COPIES		2
 #define HC_TABLE_OFFSET		(HC_SB_COPIES * HC_SB_BYTES)
@@ -49,7 +52,44 @@ struct hc_sb_disk {
 	__le64 log_offset;
 	__le64 dev_bytes;	/* device size at format */
 	__le64 buffer_bytes;	/* BufferHash: an incarnation (earlier formats: 0) */
+	__le64 ckpt_offset;	/* the checkpoint region (version 1: 0) */
+	__le64 ckpt_bytes;	/* its size; 0: no region */
 } __packed;
+
+/*
+ * The checkpoint: the RAM part of the index as a clean detach left it, so
+ * that the next attach reads it instead of the whole table or log. At
+ * ckpt_offset: this header, the policy's arrays one after another, zeros to
+ * the end of the last 4 KiB. It counts only if its CRC (header with crc
+ * zero, then len bytes after the header) checks, it names the format, and
+ * its sb_seq is the seq of the newest superblock, a clean one: an attach
+ * writes a superblock of a higher seq before it changes anything, so a
+ * checkpoint never outlives the state it describes. What it holds is still
+ * checked as a scan checks what it reads (hc_ckpt_load).
+ */
+#define HC_CKPT_MAGIC		0x4843636b	/* "HCck" */
+#define HC_CKPT_STATE		8
+
+struct hc_ckpt_disk {
+	__le32 magic;
+	__le32 crc;
+	__le64 format_id;
+	__le64 sb_seq;		/* the clean superblock written after it */
+	__le64 len;		/* bytes of arrays after the header */
+	__le32 policy;
+	__le32 parts;		/* arrays */
+	__le64 objects;		/* what the stats count */
+	__le64 wseq;		/* the write counter */
+	__le64 state[HC_CKPT_STATE];	/* the policy's (ops->ckpt_save) */
+	__le64 layout;		/* HC_CKPT_LAYOUT of the host that wrote it */
+} __packed;
+
+/*
+ * The arrays are the RAM part as it is, bitmaps of the host's unsigned
+ * longs: a checkpoint counts only on a host of the same word size and byte
+ * order (any other scans).
+ */
+#define HC_CKPT_LAYOUT	((u64)BITS_PER_LONG << 8 | IS_ENABLED(CONFIG_CPU_BIG_ENDIAN))
 
 struct hc_slot_disk {
 	__le32 magic;

@@ -38,6 +38,7 @@
 
 struct hc_index;
 struct hc_object;
+struct hc_ckpt_part;
 
 /*
  * What a policy does, behind one table (hc_policies[]): the mechanism (the
@@ -74,6 +75,25 @@ struct hc_policy_ops {
 	int (*flush)(struct hc_index *ix);
 	/* objects stored now (NULL: the stats' count) */
 	u64 (*objects)(struct hc_index *ix);
+	/*
+	 * The checkpoint (hc-format.h). ckpt_parts: the RAM arrays a clean
+	 * detach saves and a clean attach reads back, up to HC_CKPT_PARTS
+	 * (NULL: none). ckpt_save: anything left to write first, and the
+	 * policy's state words; an error: no checkpoint this time (the next
+	 * attach scans). ckpt_load: the arrays are in place and @state read
+	 * back, CRC checked: check every word as a scan would check what it
+	 * reads (-EINVAL: scan instead).
+	 */
+	unsigned int (*ckpt_parts)(struct hc_index *ix, struct hc_ckpt_part *p);
+	int (*ckpt_save)(struct hc_index *ix, u64 *state);
+	int (*ckpt_load)(struct hc_index *ix, const u64 *state);
+};
+
+#define HC_CKPT_PARTS	2
+
+struct hc_ckpt_part {
+	void *p;
+	size_t bytes;
 };
 
 struct hc_index {
@@ -92,6 +112,7 @@ struct hc_index {
 	const struct hc_policy_ops *ops;	/* the policy's (hc_policies[policy]) */
 	u64 sets, seed, format_id, sb_seq, dev_bytes;
 	u64 buffer_bytes;		/* BufferHash: an incarnation's */
+	u64 ckpt_off, ckpt_bytes;	/* the checkpoint region; 0 bytes: none */
 	u64 max_value;			/* the largest value a PUT takes; 0: a slot's */
 	u64 slots;			/* objects it is sized for; 0: sets x ways */
 	siphash_key_t hkey;
@@ -148,6 +169,8 @@ struct hc_index {
 	bool fetch_ok;
 	void *sbuf;			/* one spill block */
 	u64 ram_refused;		/* bytes of a RAM part hc_ram_alloc refused */
+	u64 dev_read;			/* bytes read from the device, ever (attach's cost) */
+	bool write_failed;		/* a write failed since attach: no checkpoint */
 	bool stale_copy;		/* an overwrite's old copy could not be emptied */
 };
 
@@ -303,6 +326,7 @@ u64 hc_field(struct hc_index *ix, u64 slot);
 void hc_set_field(struct hc_index *ix, u64 slot, u64 v);
 void hc_touch(struct hc_index *ix, u64 base, u32 way);
 void hc_clear(struct hc_index *ix, u64 base, u32 way);
+bool hc_ranks_ok(struct hc_index *ix, u64 set);
 
 /* hc-set.c */
 bool hc_slot_valid(struct hc_index *ix, const struct hc_slot_disk *s);

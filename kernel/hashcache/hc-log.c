@@ -668,7 +668,7 @@ static int hc_log_format(struct hc_index *ix, const struct hc_format *f)
 	if (avail < (u64)ix->ways * ix->block_size)
 		return -ENOSPC;
 	/* LogLRU: room for the spill region, 8 bytes a record */
-	lb = f->log_bytes ?: ix->policy == HC_POLICY_LOG ? avail :
+	lb = f->log_bytes ?: ix->policy == HC_POLICY_LOG ? round_down(avail, ix->block_size) :
 	     div_u64(avail - min_t(u64, avail, HC_SPILL_BLOCK), ix->block_size + 8) *
 	     ix->block_size;
 	ix->log_off = HC_TABLE_OFFSET;
@@ -725,6 +725,167 @@ static int hc_log_recover(struct hc_index *ix)
 	return ix->policy == HC_POLICY_LOGLRU ? hc_loglru_rebuild(ix) : hc_log_rebuild(ix);
 }
 
+/* ---------------------------------------------------------------------
+ * The checkpoint: the fields (LogLRU: and its RAM ways' entries), where the
+ * log ends and its pass; LogLRU's spill region is on the device already,
+ * once the queue is written
+ */
+
+static unsigned int hc_log_ckpt_parts(struct hc_index *ix, struct hc_ckpt_part *p)
+{
+	p[0].p = ix->bits;
+	p[0].bytes = BITS_TO_LONGS(ix->sets * ix->ways * ix->width) * sizeof(long);
+	if (ix->policy != HC_POLICY_LOGLRU)
+		return 1;
+	p[1].p = ix->obits;
+	p[1].bytes = BITS_TO_LONGS((u64)ix->sets * ix->ram_ways * ix->owidth) * sizeof(long);
+	return 2;
+}
+
+/*
+ * An index that refused a spill entry since attach freed that way while the
+ * log still has its record: it leaves no checkpoint, so the next attach
+ * scans and takes the record back.
+ */
+static int hc_log_ckpt_save(struct hc_index *ix, u64 *state)
+{
+	int r = ix->npend ? hc_spill_flush(ix) : 0;
+
+	if (r || ix->wcount || ix->st.bad_entries)
+		return r ?: -EBUSY;
+	state[0] = ix->wbase;
+	state[1] = ix->gen;
+	return 0;
+}
+
+/*
+ * LogLRU: the RAM ways' entries of @set name distinct ways in use, each at a
+ * block a spill entry could name
+ */
+static bool hc_oents_ok(struct hc_index *ix, u64 set)
+{
+	u64 seen = 0, e, mask = BIT_ULL(ix->way_bits) - 1;
+	u32 k, w;
+
+	for (k = 0; k < ix->ram_ways; k++) {
+		e = hc_bf_get(ix->obits, set * ix->ram_ways + k, ix->owidth);
+		w = e & mask;
+		if (!w) {
+			if (e)
+				return false;
+			continue;
+		}
+		if (w > ix->ways || (seen & BIT_ULL(w - 1)) ||
+		    !hc_valid(ix, hc_bf_get(ix->bits, set * ix->ways + w - 1, ix->width)) ||
+		    !hc_spill_entry_ok(ix, BIT_ULL(63) | e >> ix->way_bits))
+			return false;
+		seen |= BIT_ULL(w - 1);
+	}
+	return true;
+}
+
+/*
+ * LogLRU: has every way in use whose pass and block are not in RAM a spill
+ * entry that hc_spill_entry_ok() takes? The region is read once, as the
+ * checkpoint was (8 bytes a slot); one that fails and the attach scans,
+ * which takes that way's record back from the log.
+ */
+static int hc_spill_region_check(struct hc_index *ix)
+{
+	u64 slots = ix->sets * ix->ways, per = HC_SCAN_BYTES / sizeof(u64), i, n, v;
+	__le64 *chunk = kvmalloc(HC_SCAN_BYTES, GFP_KERNEL);
+	int r = chunk ? 0 : -ENOMEM;
+
+	for (i = 0; i < slots && !r; i += n) {
+		u64 j, set;
+		u32 way;
+
+		n = min(per, slots - i);
+		r = hc_io(ix, REQ_OP_READ, ix->spill_off + i * sizeof(u64), chunk,
+			  round_up(n * sizeof(u64), HC_SPILL_BLOCK));
+		for (j = 0; j < n && !r; j++) {
+			set = div_u64_rem(i + j, ix->ways, &way);
+			if (!hc_valid(ix, hc_bf_get(ix->bits, i + j, ix->width)) ||
+			    hc_oent_find(ix, set, way) >= 0)
+				continue;
+			v = le64_to_cpu(chunk[j]);
+			if (!(v & BIT_ULL(63)) || !hc_spill_entry_ok(ix, v))
+				r = -EINVAL;
+		}
+		cond_resched();
+	}
+	kvfree(chunk);
+	return r;
+}
+
+/*
+ * Log, LogLRU: the write counter and the log's end and pass are those of
+ * the newest record (the one before the end), as the scan would find them;
+ * an empty log has none of them. One block read.
+ */
+static int hc_log_end_check(struct hc_index *ix, u64 wbase, u64 gen)
+{
+	struct hc_slot_disk *s = ix->wbuf;
+	u64 last = wbase ? wbase - 1 : ix->log_blocks - 1;
+	int r;
+
+	if (!ix->wseq)
+		return wbase || gen ? -EINVAL : 0;
+	r = hc_io(ix, REQ_OP_READ, ix->log_off + last * ix->block_size, s, ix->block_size);
+	if (r)
+		return r;
+	if (!hc_slot_valid(ix, s) || le64_to_cpu(s->seq) != ix->wseq ||
+	    HC_REC_GEN(le16_to_cpu(s->flags)) != (wbase ? gen : (gen - 1) & 15))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Every field as a scan could have made it: a set's ranks 0 .. n-1, and (Log)
+ * a block and group run that a spill entry could name (hc_spill_entry_ok:
+ * inside the log, a run that fits the prefetch buffer); the log's end, its
+ * pass and the write counter those of the newest record (hc_log_end_check),
+ * and with no record written no field in use either; LogLRU's spill entries
+ * (hc_spill_region_check). Only then is any of it used.
+ */
+static int hc_log_ckpt_load(struct hc_index *ix, const u64 *state)
+{
+	u64 slots = ix->sets * ix->ways, i, f, set, used = 0;
+	u32 way;
+	int r;
+
+	if (state[0] >= ix->log_blocks || state[1] > 15)
+		return -EINVAL;
+	for (i = 2; i < HC_CKPT_STATE; i++)
+		if (state[i])
+			return -EINVAL;
+	for (i = 0; i < slots; i++) {
+		f = hc_bf_get(ix->bits, i, ix->width);
+		if (!(i & 0xffff))
+			cond_resched();
+		set = div_u64_rem(i, ix->ways, &way);
+		if (!way && (!hc_ranks_ok(ix, set) ||
+			     (ix->policy == HC_POLICY_LOGLRU && !hc_oents_ok(ix, set))))
+			return -EINVAL;
+		if (!hc_valid(ix, f))
+			continue;
+		used++;
+		if (ix->policy == HC_POLICY_LOG &&
+		    !hc_spill_entry_ok(ix, BIT_ULL(63) | f >> hc_gen_shift(ix)))
+			return -EINVAL;
+	}
+	if (!ix->wseq && used)
+		return -EINVAL;
+	r = hc_log_end_check(ix, state[0], state[1]);
+	if (!r && ix->policy == HC_POLICY_LOGLRU)
+		r = hc_spill_region_check(ix);
+	if (r)
+		return r;
+	ix->wbase = state[0];
+	ix->gen = state[1];
+	return 0;
+}
+
 const struct hc_policy_ops hc_log_ops = {
 	.name		= "log",
 	.format_flags	= HC_FORMAT_PREFETCH,
@@ -738,4 +899,7 @@ const struct hc_policy_ops hc_log_ops = {
 	.remove		= hc_log_delete,
 	.flush		= hc_log_flush,
 	.objects	= hc_log_objects,
+	.ckpt_parts	= hc_log_ckpt_parts,
+	.ckpt_save	= hc_log_ckpt_save,
+	.ckpt_load	= hc_log_ckpt_load,
 };

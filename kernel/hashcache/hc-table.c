@@ -465,6 +465,49 @@ static bool hc_table_geometry_ok(struct hc_index *ix)
 }
 
 /* ---------------------------------------------------------------------
+ * The checkpoint: the object count and write counter, and SetMem's fields
+ */
+
+static unsigned int hc_table_ckpt_parts(struct hc_index *ix, struct hc_ckpt_part *p)
+{
+	if (ix->policy != HC_POLICY_SETMEM)
+		return 0;
+	p[0].p = ix->bits;
+	p[0].bytes = ix->bits_bytes;
+	return 1;
+}
+
+/* an old copy an overwrite could not empty is for the scan to empty */
+static int hc_table_ckpt_save(struct hc_index *ix, u64 *state)
+{
+	return ix->stale_copy ? -EIO : 0;
+}
+
+/*
+ * A field is valid | rank | tag: any tag is one, but a set's ranks are
+ * 0 .. n-1. (A field that names the wrong way costs a read that the slot's
+ * own checks refuse, as a tag that matched another key does.)
+ */
+static int hc_table_ckpt_load(struct hc_index *ix, const u64 *state)
+{
+	u64 set;
+	int i;
+
+	for (i = 0; i < HC_CKPT_STATE; i++)
+		if (state[i])
+			return -EINVAL;
+	if (ix->st.objects > ix->sets * ix->ways)
+		return -EINVAL;
+	for (set = 0; ix->policy == HC_POLICY_SETMEM && set < ix->sets; set++) {
+		if (!hc_ranks_ok(ix, set))
+			return -EINVAL;
+		if (!(set & 0xfff))
+			cond_resched();
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
  * The ops, one table for the four
  */
 
@@ -477,4 +520,7 @@ const struct hc_policy_ops hc_table_ops = {
 	.insert		= hc_table_insert,
 	.lookup		= hc_table_lookup,
 	.remove		= hc_table_remove,
+	.ckpt_parts	= hc_table_ckpt_parts,
+	.ckpt_save	= hc_table_ckpt_save,
+	.ckpt_load	= hc_table_ckpt_load,
 };

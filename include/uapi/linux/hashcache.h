@@ -73,10 +73,12 @@ struct hc_attach {
 	__u32 id;		/* out: the index's id, for every other call */
 	__u32 flags;		/* out: HC_ATTACH_* */
 	__u32 reserved0;
-	__u64 reserved[4];
+	__u64 read_bytes;	/* out: bytes the attach read from the device */
+	__u64 reserved[3];
 };
 
 #define HC_ATTACH_RECOVERED	(1U << 0)	/* it was not detached cleanly */
+#define HC_ATTACH_CHECKPOINT	(1U << 1)	/* the RAM part came from the checkpoint: no scan */
 
 /* HC_IOC_FIND: the id of the index attached on a block device */
 struct hc_find {
@@ -134,7 +136,8 @@ struct hc_info {
 	__u32 dev_major;	/* the block device it is attached on */
 	__u32 dev_minor;
 	__u64 buffer_bytes;	/* BUFFERHASH: one buffer (= incarnation) */
-	__u64 reserved[2];
+	__u64 ckpt_bytes;	/* the checkpoint region; 0: none, every attach scans */
+	__u64 reserved1;
 };
 
 /* HC_IOC_STATS: counters since attach, and the RAM the index uses */

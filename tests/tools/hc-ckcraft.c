@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hc-ckcraft DEVICE ACTION [ARGS]: read or rewrite the HashCache checkpoint
+ * on DEVICE (kernel/hashcache/hc-format.h) as someone who can write the
+ * device would, sealing it again with a valid CRC:
+ *   show             the newest valid superblock's region and the header
+ *   fill BYTE        every byte of the arrays set to BYTE (0-255)
+ *   flip N SEED      N random bits of the arrays flipped
+ *   state I VALUE    the policy's state word I (0-7) set
+ *   seq VALUE        the superblock seq it names
+ *   crc              the CRC broken (and not sealed again)
+ * The region and the checkpoint's length come from the newest superblock
+ * whose CRC checks and from the header. O_DIRECT.
+ * Exit 0 done, 1 an error, 2 usage, 3 no checkpoint there (no region, bad
+ * magic, a length past the region).
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SB_MAGIC	0x48436163u
+#define SB_BYTES	4096
+#define CK_MAGIC	0x4843636bu
+#define CK_HDR		128	/* struct hc_ckpt_disk */
+
+static uint32_t crc32c(uint32_t crc, const uint8_t *p, size_t len)
+{
+	while (len--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82f63b78U & -(crc & 1));
+	}
+	return crc;
+}
+
+static uint64_t get(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	while (n--)
+		v = v << 8 | p[n];
+	return v;
+}
+
+static void put(uint8_t *p, int n, uint64_t v)
+{
+	for (int i = 0; i < n; i++, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+/* the kernel's hc_crc: CRC32C from ~0 with the 4-byte field at @at taken as zero */
+static uint32_t seal(const uint8_t *p, size_t len, size_t at)
+{
+	static const uint8_t zero[4];
+	uint32_t c = crc32c(~0U, p, at);
+
+	c = crc32c(c, zero, 4);
+	return crc32c(c, p + at + 4, len - at - 4);
+}
+
+static void *aligned(size_t n)
+{
+	void *p;
+
+	if (posix_memalign(&p, 4096, n ? n : 4096))
+		return NULL;
+	return p;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: hc-ckcraft DEVICE show|fill BYTE|flip N SEED|state I VALUE|seq VALUE|crc\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	uint8_t *sb, *ck;
+	uint64_t best = 0, off = 0, bytes = 0, len, total;
+	int fd, have = 0;
+
+	if (argc < 3)
+		return usage();
+	fd = open(argv[1], O_RDWR | O_DIRECT);
+	sb = aligned(SB_BYTES);
+	if (fd < 0 || !sb) {
+		perror(argv[1]);
+		return 1;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (pread(fd, sb, SB_BYTES, (off_t)i * SB_BYTES) != SB_BYTES) {
+			perror("read superblock");
+			return 1;
+		}
+		if (get(sb, 4) != SB_MAGIC || get(sb + 4, 4) != seal(sb, SB_BYTES, 4))
+			continue;
+		if (!have || get(sb + 80, 8) > best) {
+			best = get(sb + 80, 8);
+			off = get(sb + 120, 8);
+			bytes = get(sb + 128, 8);
+			have = 1;
+		}
+	}
+	if (!have || !bytes || bytes > (1ULL << 31)) {
+		fprintf(stderr, "no checkpoint region\n");
+		return 3;
+	}
+	ck = aligned(bytes);
+	if (!ck || pread(fd, ck, bytes, (off_t)off) != (ssize_t)bytes) {
+		perror("read checkpoint");
+		return 1;
+	}
+	len = get(ck + 24, 8);
+	if (get(ck, 4) != CK_MAGIC || len > bytes - CK_HDR) {
+		fprintf(stderr, "no checkpoint at %llu\n", (unsigned long long)off);
+		return 3;
+	}
+	total = CK_HDR + len;
+	if (!strcmp(argv[2], "show")) {
+		printf("region %llu %llu sb_seq %llu superblock %llu len %llu policy %llu parts %llu "
+		       "objects %llu wseq %llu crc %s state",
+		       (unsigned long long)off, (unsigned long long)bytes,
+		       (unsigned long long)get(ck + 16, 8), (unsigned long long)best,
+		       (unsigned long long)len, (unsigned long long)get(ck + 32, 4),
+		       (unsigned long long)get(ck + 36, 4), (unsigned long long)get(ck + 40, 8),
+		       (unsigned long long)get(ck + 48, 8),
+		       get(ck + 4, 4) == seal(ck, total, 4) ? "good" : "bad");
+		for (int i = 0; i < 8; i++)
+			printf(" %llu", (unsigned long long)get(ck + 56 + 8 * i, 8));
+		printf("\n");
+		return 0;
+	}
+	if (!strcmp(argv[2], "fill") && argc == 4) {
+		memset(ck + CK_HDR, atoi(argv[3]), len);
+	} else if (!strcmp(argv[2], "flip") && argc == 5) {
+		long n = atol(argv[3]);
+
+		srandom((unsigned int)atol(argv[4]));
+		while (len && n-- > 0) {
+			uint64_t bit = (uint64_t)random() * 65536 + (uint64_t)random() % 65536;
+
+			bit %= len * 8;
+			ck[CK_HDR + bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		}
+	} else if (!strcmp(argv[2], "state") && argc == 5 && atoi(argv[3]) >= 0 &&
+		   atoi(argv[3]) < 8) {
+		put(ck + 56 + 8 * atoi(argv[3]), 8, strtoull(argv[4], NULL, 0));
+	} else if (!strcmp(argv[2], "seq") && argc == 4) {
+		put(ck + 16, 8, strtoull(argv[3], NULL, 0));
+	} else if (!strcmp(argv[2], "crc") && argc == 3) {
+		put(ck + 4, 4, get(ck + 4, 4) ^ 1);
+		goto write;
+	} else {
+		return usage();
+	}
+	put(ck + 4, 4, seal(ck, total, 4));
+write:
+	if (pwrite(fd, ck, bytes, (off_t)off) != (ssize_t)bytes || fsync(fd)) {
+		perror("write checkpoint");
+		return 1;
+	}
+	return 0;
+}
