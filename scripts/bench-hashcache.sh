@@ -4,7 +4,9 @@
 # (every policy through the fill, lookup-insert and ycsb workloads) and print the
 # tables that Documentation/hashcache.rst carries. Knobs: HB_OBJECTS (24000),
 # HB_LOOKUPS (40000), HB_YCSB_OBJECTS (twice HB_OBJECTS), HB_WORKLOADS
-# (fill,lookup-insert,ycsb), HB_PCTS (0,40,80), HB_DISTS (hotspot,zipfian,normal).
+# (fill,lookup-insert,ycsb), HB_PCTS (0,40,80), HB_DISTS (hotspot,zipfian,normal);
+# the attach measure: HB_ATTACH_MB (64,256), HB_ATTACH_POLICIES (the six and
+# bufferhash), HB_ATTACH_OBJECTS (4000).
 # Output in out/bench-hashcache/: raw.tap and results.md. --report remakes the
 # table from raw.tap. Timing under TCG is emulated: operations per second are
 # given as ratios to Basic's in the same run, next to the counts that do not
@@ -17,7 +19,8 @@ mkdir -p "$o"
 if [ "${1:-}" != --report ]; then
 	"$SSC_TOP/scripts/deps.sh" >&2
 	envs=()
-	for v in HB_OBJECTS HB_LOOKUPS HB_YCSB_OBJECTS HB_WORKLOADS HB_PCTS HB_DISTS; do
+	for v in HB_OBJECTS HB_LOOKUPS HB_YCSB_OBJECTS HB_WORKLOADS HB_PCTS HB_DISTS \
+		 HB_ATTACH_MB HB_ATTACH_POLICIES HB_ATTACH_OBJECTS; do
 		[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
 	done
 	"$SSC_TOP/scripts/vm.sh" --kernel 6.12 --name bench-hashcache --suites hashcache-bench \
@@ -29,7 +32,10 @@ fi
 python3 - "$o/raw.tap" > "$o/results.md" <<'PY'
 import json, sys
 runs = {}
+attach = []
 for line in open(sys.argv[1]):
+    if "HCATTACH " in line:
+        attach.append(line.split("HCATTACH ", 1)[1].split())
     if "HCBENCH " not in line:
         continue
     pol, wl, param, js = line.split("HCBENCH ", 1)[1].split(" ", 3)
@@ -37,8 +43,8 @@ for line in open(sys.argv[1]):
 order = ("basic", "set", "setmem", "setmemlru", "log", "loglru", "log+prefetch",
          "loglru+prefetch", "bufferhash", "bufferhash+lru")
 pols = [p for p in order if any(k[0] == p for k in runs)]
-if not pols:
-    sys.exit("no HCBENCH lines")
+if not pols and not attach:
+    sys.exit("no HCBENCH or HCATTACH lines")
 def fill(p, pct):
     return runs.get((p, "fill", str(pct)))
 # Table 2.3 of the thesis (bits per object, seeks per read (hit), write, miss);
@@ -116,5 +122,19 @@ if rows:
     print("goal (<= 8 DRAM bits an object, <= 1.05 I/Os a hit, <= 0.05 a miss, at each "
           "policy's worst): %s; closest: %s (%.1f bits, %.3f I/Os a hit, %.3f a miss)" % (
               "met by " + ", ".join(met) if met else "met by none", best, w[0], w[1], w[2]))
+
+# attach: the checkpoint against the scan, at each device size
+if attach:
+    print("\nAttach after a clean detach: from the checkpoint, and the scan it replaces (the "
+          "checkpoint's CRC broken); bytes read counted by the kernel, time in guest "
+          "centiseconds (emulated):\n")
+    print("| policy | device | checkpoint region | checkpoint attach: bytes read (cs) "
+          "| scan: bytes read (cs) | read ratio | objects |")
+    print("|---|---|---|---|---|---|---|")
+    for pol, mb, cb, cr, cc, sr, sc, obj in attach:
+        ratio = "%.4f" % (int(cr) / int(sr)) if int(cb) and int(sr) else "-"
+        print("| %s | %s MiB | %s | %s | %s (%s) | %s | %s |" % (
+            pol, mb, "%s B" % cb if int(cb) else "none",
+            "%s (%s)" % (cr, cc) if int(cb) else "- (scans)", sr, sc, ratio, obj))
 PY
 cat "$o/results.md"

@@ -170,8 +170,10 @@ sane_bench_hashcache() {
 pcts = '${HB_PCTS:-0,40,80}'.split(',')
 workloads = '${HB_WORKLOADS:-fill,lookup-insert,ycsb}'.split(',')
 dists = '${HB_DISTS:-hotspot,zipfian,normal}'.split(',')
+attach_pols = '${HB_ATTACH_POLICIES:-basic,set,setmem,setmemlru,log,loglru}'.split(',')
+attach_mb = '${HB_ATTACH_MB:-64,256}'.split(',')
 "'
-need(len(tables) == 2, "not two tables (fill, counted)")
+need(len(tables) == 3, "not three tables (fill, counted, attach)")
 pols = ["basic", "set", "setmem", "setmemlru", "log", "loglru", "log+prefetch", "loglru+prefetch",
         "bufferhash", "bufferhash+lru"]
 by = {r[0]: r for r in tables[0][1:]}
@@ -202,7 +204,19 @@ for p in pols:
                      "%s %s: no I/Os per put" % k)
             if p in ("setmem", "log", "bufferhash", "bufferhash+lru"):
                 need(num(r[2]) > 0, "%s %s: no DRAM bits per object" % k)
-need("goal (<= 8 DRAM bits an object" in text, "no goal line")'
+need("goal (<= 8 DRAM bits an object" in text, "no goal line")
+# the attach table: every policy drawn at both sizes; the checkpoint read less
+# than the scan, and the scan more of the larger device
+att = {(r[0], r[1]): r for r in tables[2][1:]}
+for p in attach_pols:
+    for mb in attach_mb:
+        k = (p, mb + " MiB")
+        need(k in att, "attach: no row for %s %s" % k)
+        r = att[k]
+        need(r[2] != "none", "attach %s %s: no checkpoint region" % k)
+        need(num(r[5]) < 1, "attach %s %s: the checkpoint read no less than the scan" % k)
+    small, large = (int(att[(p, mb + " MiB")][4].split()[0]) for mb in attach_mb[:2])
+    need(large > small, "attach %s: the scan read no more of the larger device" % p)'
 }
 
 # make bench-flashvm (the patched debug kernel): every policy and workload a row with
@@ -290,8 +304,8 @@ fi
 rm -rf "$SSC_OUT"/bench "$SSC_OUT"/bench-traces "$SSC_OUT"/bench-traces-in "$SSC_OUT"/bench-hashcache "$SSC_OUT"/bench-flashvm \
 	"$SSC_OUT"/bench-ssdalloc "$SSC_OUT"/bench-locks
 # one round of each measurement (3 make a median), 1 s idle between warm-up passes
-# over NBD: dm-linear (the ratios' base) and two of the caches, drawn by SSC_SEED
-BENCH_NBD="linear,$(pick 2 ssc_wt ssc_wb dmcache_wb writecache | tr ' ' ,)"
+# over NBD: dm-linear (the ratios' base) and one of the caches, drawn by SSC_SEED
+BENCH_NBD="linear,$(pick 1 ssc_wt ssc_wb dmcache_wb writecache)"
 if run bench bench.sh BENCH_WS_MB=16 BENCH_RT=1 BENCH_ROUNDS=1 BENCH_WARM_IDLE=1 BENCH_RECOVERY_MB=24,32 \
 	BENCH_NBD_TARGETS="$BENCH_NBD"; then
 	sane_bench "$SSC_OUT/bench/results.md"
@@ -330,9 +344,12 @@ fi
 
 # every policy and workload, at one lookup success rate and one YCSB distribution
 # drawn by SSC_SEED (a rate with hits: the table needs I/Os per hit)
+# and the attach measure at two small sizes, for two policies with a checkpoint
 HB_PCTS=$(pick 1 40 80 | tr ' ' ,) HB_DISTS=$(pick 1 hotspot zipfian normal | tr ' ' ,)
+HB_ATTACH_POLICIES=$(pick 2 basic set setmem setmemlru log loglru | tr ' ' ,)
 if run bench-hashcache bench-hashcache.sh HB_OBJECTS=1500 HB_LOOKUPS=1500 HB_PCTS="$HB_PCTS" \
-	HB_DISTS="$HB_DISTS"; then
+	HB_DISTS="$HB_DISTS" HB_ATTACH_MB=16,32 HB_ATTACH_OBJECTS=300 \
+	HB_ATTACH_POLICIES="$HB_ATTACH_POLICIES"; then
 	sane_bench_hashcache "$SSC_OUT/bench-hashcache/results.md"
 fi
 # one of the four workloads, drawn by SSC_SEED (the three rounds of each discard mode

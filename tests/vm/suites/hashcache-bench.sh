@@ -12,7 +12,8 @@
 #     GETs, keys drawn hotspot, zipfian or normal, over HB_YCSB_OBJECTS (twice
 #     HB_OBJECTS: more than the tables' slots, so some keys were evicted).
 # HB_WORKLOADS, HB_PCTS and HB_DISTS (comma lists) trim it (the smoke's draw).
-# One line per run: "# HCBENCH POLICY WORKLOAD PARAM JSON".
+# One line per run: "# HCBENCH POLICY WORKLOAD PARAM JSON". Then the attach
+# measure (below).
 
 HB_OBJECTS=${HB_OBJECTS:-24000}
 HB_LOOKUPS=${HB_LOOKUPS:-40000}
@@ -51,6 +52,51 @@ for run in basic:--policy=basic: set:--policy=set: setmem:--policy=setmem: \
 			diag "HCBENCH $pol $wl $p $b"
 			check "$pol $wl $p: detach" hcctl index detach $DEV
 		done
+	done
+done
+
+# attach: a clean attach reads the checkpoint its detach wrote; the scan it
+# replaces (the checkpoint's CRC broken with hc-ckcraft) reads the table or
+# log. At each HB_ATTACH_MB size (64,256) a fresh null_blk, HB_ATTACH_OBJECTS
+# (4000) objects of 100 bytes, each policy with a checkpoint region, and
+# BufferHash (none: it scans). Bytes read are counted by the kernel; the time
+# is the guest's uptime in centiseconds (emulated: compare, don't quote).
+# One line per run: "# HCATTACH POLICY MiB CKPT-BYTES CKPT-READ CKPT-CS SCAN-READ SCAN-CS OBJECTS".
+ATTACH_MB=$(echo "${HB_ATTACH_MB:-64,256}" | tr , ' ')
+ATTACH_POLS=$(echo "${HB_ATTACH_POLICIES:-basic,set,setmem,setmemlru,log,loglru,bufferhash}" | tr , ' ')
+ATTACH_N=${HB_ATTACH_OBJECTS:-4000}
+aput() {
+	hcctl index attach "$1" &&
+	awk -v n="$ATTACH_N" 'BEGIN { for (i = 0; i < n; i++) printf "a%d %0100d\n", i, i }' |
+		hcctl index mput "$1"
+}
+n=1
+for mb in $ATTACH_MB; do
+	check "attach: null_blk of $mb MiB" null_blk_add "$mb"
+	AD=/dev/nullb$n
+	n=$((n + 1))
+	for pol in $ATTACH_POLS; do
+		check "attach $pol $mb MiB: format" hcctl index format --policy $pol --seed 1 $AD
+		check "attach $pol $mb MiB: $ATTACH_N puts" aput $AD
+		cb=$(hcctl --json index info $AD | jq -r .checkpoint_bytes)
+		check "attach $pol $mb MiB: a clean detach" hcctl index detach $AD
+		now_cs; t0=$NOW
+		a=$(hcctl --json index attach $AD)
+		now_cs; t1=$NOW
+		obj=$(hcctl --json index stats $AD | jq -r .objects)
+		check "attach $pol $mb MiB: detach" hcctl index detach $AD
+		if [ "$cb" != 0 ]; then
+			check_eq "attach $pol $mb MiB: from the checkpoint" true "$(printf '%s' "$a" | jq -r .checkpoint)"
+			check "attach $pol $mb MiB: its CRC broken" hc-ckcraft $AD crc
+		fi
+		now_cs; t2=$NOW
+		b=$(hcctl --json index attach $AD)
+		now_cs; t3=$NOW
+		check_eq "attach $pol $mb MiB: the scan" false "$(printf '%s' "$b" | jq -r .checkpoint)"
+		check_eq "attach $pol $mb MiB: the scan finds what the checkpoint had" "$obj" \
+			"$(hcctl --json index stats $AD | jq -r .objects)"
+		check "attach $pol $mb MiB: detach after the scan" hcctl index detach $AD
+		diag "HCATTACH $pol $mb $cb $(printf '%s' "$a" | jq -r .read_bytes) $((t1 - t0)) $(printf '%s' "$b" | jq -r .read_bytes) $((t3 - t2)) $obj"
 	done
 done
 check "null_blk teardown" null_blk_teardown
