@@ -83,9 +83,9 @@ done
 mkdir -p "$SSC_OUT/tools"
 for src in "$SSC_TOP"/tests/tools/*.c; do
 	t="$SSC_OUT/tools/$(basename "$src" .c)"
-	# rebuilt when it or a uapi header it may use is newer
+	# rebuilt when it or a header it may use (uapi, tests/tools/*.h) is newer
 	if [ ! -x "$t" ] || [ "$src" -nt "$t" ] ||
-		[ -n "$(find "$SSC_TOP/include/uapi" -newer "$t" -name '*.h')" ]; then
+		[ -n "$(find "$SSC_TOP/include/uapi" "$SSC_TOP/tests/tools" -newer "$t" -name '*.h')" ]; then
 		cc -O2 -Wall -Wextra -Werror -static -o "$t" "$src" || die "cannot build $src"
 	fi
 	install -m755 "$t" "$st/usr/bin/"

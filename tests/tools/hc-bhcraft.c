@@ -17,44 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hc-disk.h"
+
 #define BLOCK_MAGIC	0x48434268u
 #define HDR		40	/* struct hc_bh_block */
 #define REC		24	/* struct hc_bh_rec */
-
-static uint32_t crc32c(uint32_t crc, const uint8_t *p, size_t len)
-{
-	while (len--) {
-		crc ^= *p++;
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82f63b78U & -(crc & 1));
-	}
-	return crc;
-}
-
-static uint64_t get(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-
-	while (n--)
-		v = v << 8 | p[n];
-	return v;
-}
-
-static void put(uint8_t *p, int n, uint64_t v)
-{
-	for (int i = 0; i < n; i++, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
-/* CRC of @len bytes at @p with the 4-byte field at @at taken as zero, after @seed */
-static uint32_t seal(uint32_t c, const uint8_t *p, size_t len, size_t at)
-{
-	static const uint8_t zero[4];
-
-	c = crc32c(c, p, at);
-	c = crc32c(c, zero, 4);
-	return crc32c(c, p + at + 4, len - at - 4);
-}
 
 int main(int argc, char **argv)
 {

@@ -22,45 +22,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hc-disk.h"
+
 #define SB_MAGIC	0x48436163u
 #define SB_BYTES	4096
 #define CK_MAGIC	0x4843636bu
 #define CK_HDR		128	/* struct hc_ckpt_disk */
-
-static uint32_t crc32c(uint32_t crc, const uint8_t *p, size_t len)
-{
-	while (len--) {
-		crc ^= *p++;
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82f63b78U & -(crc & 1));
-	}
-	return crc;
-}
-
-static uint64_t get(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-
-	while (n--)
-		v = v << 8 | p[n];
-	return v;
-}
-
-static void put(uint8_t *p, int n, uint64_t v)
-{
-	for (int i = 0; i < n; i++, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
-/* the kernel's hc_crc: CRC32C from ~0 with the 4-byte field at @at taken as zero */
-static uint32_t seal(const uint8_t *p, size_t len, size_t at)
-{
-	static const uint8_t zero[4];
-	uint32_t c = crc32c(~0U, p, at);
-
-	c = crc32c(c, zero, 4);
-	return crc32c(c, p + at + 4, len - at - 4);
-}
 
 static void *aligned(size_t n)
 {
@@ -96,7 +63,7 @@ int main(int argc, char **argv)
 			perror("read superblock");
 			return 1;
 		}
-		if (get(sb, 4) != SB_MAGIC || get(sb + 4, 4) != seal(sb, SB_BYTES, 4))
+		if (get(sb, 4) != SB_MAGIC || get(sb + 4, 4) != seal(~0U, sb, SB_BYTES, 4))
 			continue;
 		if (!have || get(sb + 80, 8) > best) {
 			best = get(sb + 80, 8);
@@ -128,7 +95,7 @@ int main(int argc, char **argv)
 		       (unsigned long long)len, (unsigned long long)get(ck + 32, 4),
 		       (unsigned long long)get(ck + 36, 4), (unsigned long long)get(ck + 40, 8),
 		       (unsigned long long)get(ck + 48, 8),
-		       get(ck + 4, 4) == seal(ck, total, 4) ? "good" : "bad");
+		       get(ck + 4, 4) == seal(~0U, ck, total, 4) ? "good" : "bad");
 		for (int i = 0; i < 8; i++)
 			printf(" %llu", (unsigned long long)get(ck + 56 + 8 * i, 8));
 		printf("\n");
@@ -157,7 +124,7 @@ int main(int argc, char **argv)
 	} else {
 		return usage();
 	}
-	put(ck + 4, 4, seal(ck, total, 4));
+	put(ck + 4, 4, seal(~0U, ck, total, 4));
 write:
 	if (pwrite(fd, ck, bytes, (off_t)off) != (ssize_t)bytes || fsync(fd)) {
 		perror("write checkpoint");
