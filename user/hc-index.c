@@ -153,6 +153,7 @@ static int idx_format(int ctl, int argc, char **argv)
 		{ "buffer-size", required_argument, NULL, 'B' },
 		{ "prefetch", no_argument, NULL, 'P' },
 		{ "lru", no_argument, NULL, 'L' },
+		{ "partial-discard", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct hc_format f = { .hdr = HDR(f), .policy = HC_POLICY_SETMEM };
@@ -211,6 +212,9 @@ static int idx_format(int ctl, int argc, char **argv)
 			break;
 		case 'L':
 			f.flags |= HC_FORMAT_LRU;
+			break;
+		case 'D':
+			f.flags |= HC_FORMAT_PARTIAL;
 			break;
 		case 'k':
 			if (parse_u64(optarg, &v) || !v || v >= 64) {
@@ -448,6 +452,8 @@ static int idx_info(int ctl, const char *dev)
 		json_object_object_add(j, "prefetch",
 				       json_object_new_boolean(in.flags & HC_FORMAT_PREFETCH));
 		json_object_object_add(j, "lru", json_object_new_boolean(in.flags & HC_FORMAT_LRU));
+		json_object_object_add(j, "partial_discard",
+				       json_object_new_boolean(in.flags & HC_FORMAT_PARTIAL));
 		jset(j, "log_bytes", in.log_bytes);
 		jset(j, "buffer_bytes", in.buffer_bytes);
 		jset(j, "max_value", in.max_value);
@@ -466,6 +472,8 @@ static int idx_info(int ctl, const char *dev)
 			printf("prefetch: a group's records are read together\n");
 		if (in.flags & HC_FORMAT_LRU)
 			printf("lru: a record a get finds in an incarnation is inserted again\n");
+		if (in.flags & HC_FORMAT_PARTIAL)
+			printf("partial discard: an eviction inserts again what is live in the incarnation\n");
 		if (in.buffer_bytes)
 			printf("buffers and incarnations of %" PRIu64 " B: %" PRIu64
 			       " super tables, %u incarnations each\n", (uint64_t)in.buffer_bytes,

@@ -61,6 +61,8 @@ struct hc_bh {
 	u32 *fill;			/* tables: bytes of records in the buffer */
 	u32 *head;			/* tables: the slot the buffer is written to */
 	unsigned long *dirty;		/* tables x nblk: buffer blocks not yet written */
+	u8 *pd;				/* partial discard: the incarnation evicted, */
+	unsigned long *keep;		/* and its records kept (by offset / 8) */
 	void *scan;			/* attach: one incarnation */
 };
 
@@ -289,15 +291,124 @@ static int hc_bh_flush_table(struct hc_index *ix, u32 t)
 	}
 }
 
+static int hc_bh_find(struct hc_index *ix, const u8 *key, u32 klen, const struct hc_bh_key *l,
+		      const struct hc_bh_rec **out, u64 *dev_off, u32 depth);
+static int hc_bh_append(struct hc_index *ix, const struct hc_bh_key *l, const u8 *key,
+			u32 klen, const void *val, u64 vlen, bool tomb, bool kept);
+
+/* the newest record of @key in the incarnation at @inc (slot @s, generation @gen), or NULL */
+static const struct hc_bh_rec *hc_bh_newest_in(struct hc_index *ix, const u8 *inc, u32 s,
+					       u64 gen, const struct hc_bh_key *l,
+					       const u8 *key, u32 klen)
+{
+	const struct hc_bh_rec *r, *best = NULL;
+	u32 i, blks[2] = { l->b1, l->b2 };
+	u64 g;
+
+	for (i = 0; i < 2; i++) {
+		const u8 *blk = inc + (size_t)blks[i] * ix->block_size;
+
+		if (!hc_bh_block_ok(ix, (const void *)blk, l->t, s, &g) || g != gen)
+			break;
+		r = hc_bh_find_in(ix, blk, key, klen);
+		if (r && (!best || le64_to_cpu(r->seq) > le64_to_cpu(best->seq)))
+			best = r;
+		if (!(le16_to_cpu(((const struct hc_bh_block *)blk)->flags) & HC_BH_OVERFLOW))
+			break;
+	}
+	return best;
+}
+
+/*
+ * Partial discard, update-based (the paper's): of slot @s's incarnation,
+ * about to be evicted, read into bh->pd, the records still their key's
+ * newest (none newer in the buffer, in a newer incarnation or later in this
+ * one) and not deletes are marked in bh->keep (by offset / 8). Returns how
+ * many; none on a failed read (FIFO's eviction, then).
+ */
+static u32 hc_bh_mark_live(struct hc_index *ix, u32 t, u32 s)
+{
+	struct hc_bh *bh = hc_bh(ix);
+	u64 gen = bh->gen[(size_t)t * bh->k + s], g, off;
+	const struct hc_bh_rec *r, *nr;
+	u32 b, n = 0, o;
+	bool torn;
+	u64 fp;
+	int err;
+
+	bitmap_zero(bh->keep, bh->inc_bytes / 8);
+	if (hc_io(ix, REQ_OP_READ, hc_bh_slot_off(ix, t, s), bh->pd, bh->inc_bytes))
+		return 0;
+	for (b = 0; b < bh->nblk; b++) {
+		const u8 *blk = bh->pd + (size_t)b * ix->block_size;
+
+		if (!hc_bh_block_ok(ix, (const void *)blk, t, s, &g) || g != gen)
+			continue;
+		o = HC_BH_HDR;
+		torn = false;
+		while ((r = hc_bh_next(ix, blk, &o, &torn))) {
+			const u8 *key = (const u8 *)(r + 1);
+			u32 klen = le16_to_cpu(r->key_len);
+			struct hc_bh_key l;
+
+			if (le16_to_cpu(r->flags) & HC_BH_TOMB)
+				continue;
+			cond_resched();
+			hc_bh_locate(ix, key, klen, &l);
+			if (l.t != t || hc_bh_newest_in(ix, bh->pd, s, gen, &l, key, klen) != r)
+				continue;
+			/* the buffer and every incarnation but this one, the oldest */
+			fp = ix->st.false_positives;
+			err = hc_bh_find(ix, key, klen, &l, &nr, &off, bh->k - 2);
+			ix->st.false_positives = fp;	/* a lookup's, not this */
+			if (err || nr)
+				continue;
+			__set_bit(((const u8 *)r - bh->pd) / 8, bh->keep);
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * Append the records hc_bh_mark_live() kept to the fresh buffer of @t, as
+ * long as they fill no more than a quarter of it (the rest of the room is
+ * the inserts'; the others are evicted). Returns how many went in.
+ */
+static u32 hc_bh_keep_live(struct hc_index *ix, u32 t)
+{
+	struct hc_bh *bh = hc_bh(ix);
+	unsigned long i;
+	u32 n = 0;
+	int r2;
+
+	for_each_set_bit(i, bh->keep, bh->inc_bytes / 8) {
+		const struct hc_bh_rec *r = (const void *)(bh->pd + i * 8);
+		const u8 *key = (const u8 *)(r + 1);
+		u32 klen = le16_to_cpu(r->key_len);
+		struct hc_bh_key l;
+
+		hc_bh_locate(ix, key, klen, &l);
+		r2 = hc_bh_append(ix, &l, key, klen, key + klen, le32_to_cpu(r->value_len),
+				  false, true);
+		if (r2 == -ENOSPC)
+			break;		/* the quarter is full */
+		if (!r2)
+			n++;		/* else its blocks are: the next may fit */
+	}
+	return n;
+}
+
 /*
  * The buffer of super table @t is written whole, as its newest incarnation,
  * in one write; the oldest incarnation gives its slot to the next buffer
- * (counted in log_wraps).
+ * (counted in log_wraps). With @partial, what is live in it is appended to
+ * that buffer again (hc_bh_mark_live), the rest evicted.
  */
-static int hc_bh_rotate(struct hc_index *ix, u32 t)
+static int hc_bh_rotate(struct hc_index *ix, u32 t, bool partial)
 {
 	struct hc_bh *bh = hc_bh(ix);
-	u32 s;
+	u32 s, live = 0, kept = 0, recs;
 	int r;
 
 	r = hc_bh_write(ix, t, 0, bh->nblk);
@@ -305,17 +416,24 @@ static int hc_bh_rotate(struct hc_index *ix, u32 t)
 		return r;
 	ix->st.log_wraps++;
 	s = (bh->head[t] + 1) % bh->k;
+	recs = bh->recs[(size_t)t * bh->k + s];
 	if (bh->gen[(size_t)t * bh->k + s]) {
-		ix->st.evictions += bh->recs[(size_t)t * bh->k + s];
+		if (partial && recs)
+			live = hc_bh_mark_live(ix, t, s);
 		hc_bh_drop_slot(ix, t, s);
 	}
 	bh->head[t] = s;
 	hc_bh_buf_init(ix, t, bh->next_gen++);
+	if (live)
+		kept = hc_bh_keep_live(ix, t);
+	ix->st.evictions += recs - min(recs, kept);
+	ix->st.overwrites += kept;
 	/*
 	 * The eviction made durable: the new generation's first block over the
 	 * old incarnation, which an attach after a crash would otherwise find
 	 * there whole and take back (and a key whose DELETE found nothing, gone
 	 * with it, would come back). Left dirty if it fails: a flush retries.
+	 * (What was kept is as durable as any insert: at the next flush.)
 	 */
 	__set_bit((size_t)t * bh->nblk, bh->dirty);
 	return hc_bh_write(ix, t, 0, 1);
@@ -325,12 +443,18 @@ static int hc_bh_rotate(struct hc_index *ix, u32 t)
  * Operations
  */
 
-/* append a record of @key to its super table's buffer */
+/*
+ * Append a record of @key to its super table's buffer, rotating it when it
+ * is full; @kept: a record partial discard keeps, which takes no more than a
+ * quarter of the buffer and never rotates (-ENOSPC instead)
+ */
 static int hc_bh_append(struct hc_index *ix, const struct hc_bh_key *l, const u8 *key,
-			u32 klen, const void *val, u64 vlen, bool tomb)
+			u32 klen, const void *val, u64 vlen, bool tomb, bool kept)
 {
 	struct hc_bh *bh = hc_bh(ix);
 	u32 len = hc_bh_rec_len(klen, vlen), b, room = ix->block_size - HC_BH_HDR;
+	u32 cap = kept ? bh->inc_bytes / 4 : bh->inc_bytes / 2;
+	bool rotated = false;
 	struct hc_bh_block *h1, *h;
 	struct hc_bh_rec *rec;
 	u8 *buf;
@@ -341,7 +465,7 @@ static int hc_bh_append(struct hc_index *ix, const struct hc_bh_key *l, const u8
 		buf = hc_bh_buf(ix, l->t);
 		h1 = (void *)(buf + (size_t)l->b1 * ix->block_size);
 		h = (void *)(buf + (size_t)l->b2 * ix->block_size);
-		if (bh->fill[l->t] + len <= bh->inc_bytes / 2) {
+		if (bh->fill[l->t] + len <= cap) {
 			if (le32_to_cpu(h1->used) + len <= room) {
 				b = l->b1;
 				break;
@@ -353,12 +477,20 @@ static int hc_bh_append(struct hc_index *ix, const struct hc_bh_key *l, const u8
 				break;
 			}
 		}
+		if (kept)	/* -ENOSPC: the quarter is full; -EAGAIN: its blocks are */
+			return bh->fill[l->t] + len > cap ? -ENOSPC : -EAGAIN;
 		/* an empty buffer takes any record that fits a block */
 		if (WARN_ON_ONCE(!bh->fill[l->t]))
 			return -EFBIG;
-		r = hc_bh_rotate(ix, l->t);
+		/*
+		 * Partial discard at the first rotation only: what it keeps may
+		 * leave this record's blocks full, and the next one is then
+		 * FIFO's, after which the buffer is empty.
+		 */
+		r = hc_bh_rotate(ix, l->t, !rotated && (ix->flags & HC_FORMAT_PARTIAL));
 		if (r)
 			return r;
+		rotated = true;
 	}
 	h = (void *)(buf + (size_t)b * ix->block_size);
 	rec = (void *)((u8 *)h + HC_BH_HDR + le32_to_cpu(h->used));
@@ -385,7 +517,7 @@ static int hc_bh_append(struct hc_index *ix, const struct hc_bh_key *l, const u8
  * its place on the device in *@dev_off.
  */
 static int hc_bh_find(struct hc_index *ix, const u8 *key, u32 klen, const struct hc_bh_key *l,
-		      const struct hc_bh_rec **out, u64 *dev_off)
+		      const struct hc_bh_rec **out, u64 *dev_off, u32 depth)
 {
 	struct hc_bh *bh = hc_bh(ix);
 	u32 t = l->t, j, s, i, blks[2] = { l->b1, l->b2 };
@@ -416,7 +548,7 @@ static int hc_bh_find(struct hc_index *ix, const u8 *key, u32 klen, const struct
 		return 0;
 	}
 	mask = hc_bh_candidates(ix, l);
-	for (j = 1; j < bh->k && mask; j++) {
+	for (j = 1; j <= depth && mask; j++) {
 		s = (bh->head[t] + bh->k - j) % bh->k;
 		if (!(mask & BIT_ULL(s)) || !bh->gen[(size_t)t * bh->k + s])
 			continue;
@@ -468,7 +600,7 @@ static int hc_bh_lookup(struct hc_index *ix, const u8 *key, u32 klen, void *kval
 
 	ix->st.lookups++;
 	hc_bh_locate(ix, key, klen, &l);
-	err = hc_bh_find(ix, key, klen, &l, &r, &dev_off);
+	err = hc_bh_find(ix, key, klen, &l, &r, &dev_off, hc_bh(ix)->k - 1);
 	/* LOOKUP hands out a device offset: a buffered record must be there */
 	if (!err && r && !kval && !(le16_to_cpu(r->flags) & HC_BH_TOMB) &&
 	    hc_bh_buffered(ix, l.t, dev_off))
@@ -491,7 +623,8 @@ static int hc_bh_lookup(struct hc_index *ix, const u8 *key, u32 klen, void *kval
 	 * LRU (the paper's: FIFO plus a re-insert of what is used): a GET that
 	 * found the record in an incarnation puts it in the buffer again, so it
 	 * outlives the incarnation. r is in ix->buf, which the append and a
-	 * rotate it may cause do not use. Best effort: the value is the
+	 * rotate it may cause do not use (partial discard's would: it is not
+	 * formatted with LRU). Best effort: the value is the
 	 * caller's already, and a failed append leaves the index as a PUT's
 	 * failure would (the rotate's eviction is FIFO's own). Not for LOOKUP:
 	 * the offset it hands out is the incarnation's copy.
@@ -499,7 +632,7 @@ static int hc_bh_lookup(struct hc_index *ix, const u8 *key, u32 klen, void *kval
 	if (kval && (ix->flags & HC_FORMAT_LRU) && !hc_bh_buffered(ix, l.t, dev_off)) {
 		w0 = ix->st.write_ios;
 		if (!hc_bh_append(ix, &l, key, klen, (const u8 *)(r + 1) + le16_to_cpu(r->key_len),
-				  le32_to_cpu(r->value_len), false))
+				  le32_to_cpu(r->value_len), false, false))
 			ix->st.overwrites++;
 		ix->st.lookup_ios += ix->st.write_ios - w0;
 		o->dev_offset = 0;	/* the copy read may be gone */
@@ -510,7 +643,7 @@ static int hc_bh_lookup(struct hc_index *ix, const u8 *key, u32 klen, void *kval
 static int hc_bh_insert(struct hc_index *ix, const u8 *key, u32 klen, const void *val,
 			u64 vlen, u32 group)
 {
-	u64 w0 = ix->st.write_ios;
+	u64 w0 = ix->st.write_ios + ix->st.read_ios;
 	struct hc_bh_key l;
 	int r;
 
@@ -518,10 +651,11 @@ static int hc_bh_insert(struct hc_index *ix, const u8 *key, u32 klen, const void
 		return -EFBIG;
 	hc_bh_locate(ix, key, klen, &l);
 	/* an update is an insert of a newer record: no lookup (the paper's) */
-	r = hc_bh_append(ix, &l, key, klen, val, vlen, false);
+	r = hc_bh_append(ix, &l, key, klen, val, vlen, false, false);
 	if (!r)
 		ix->st.inserts++;
-	ix->st.insert_ios += ix->st.write_ios - w0;
+	/* (reads: partial discard's, at a rotation) */
+	ix->st.insert_ios += ix->st.write_ios + ix->st.read_ios - w0;
 	return r;
 }
 
@@ -533,13 +667,13 @@ static int hc_bh_remove(struct hc_index *ix, const u8 *key, u32 klen, struct hc_
 	int err;
 
 	hc_bh_locate(ix, key, klen, &l);
-	err = hc_bh_find(ix, key, klen, &l, &r, &dev_off);
+	err = hc_bh_find(ix, key, klen, &l, &r, &dev_off, hc_bh(ix)->k - 1);
 	if (err)
 		return err;
 	o->found = r && !(le16_to_cpu(r->flags) & HC_BH_TOMB);
 	if (!o->found)
 		return 0;
-	err = hc_bh_append(ix, &l, key, klen, NULL, 0, true);
+	err = hc_bh_append(ix, &l, key, klen, NULL, 0, true, false);
 	if (!err)
 		ix->st.deletes++;
 	return err;
@@ -626,8 +760,11 @@ static int hc_bh_scan_slot(struct hc_index *ix, u32 t, u32 s, u64 *slot_gen)
  * Make the newest incarnation @s (generation @gen) of super table @t its
  * buffer again, so that inserts go on filling it: its blocks of that
  * generation as they are up to their last whole record, the others empty.
+ * @ckpt (an attach from the checkpoint, which names @gen): -EINVAL if a
+ * block there has a newer generation or a record a newer write sequence
+ * than the checkpoint says (it would be lost, or shadow what comes next).
  */
-static int hc_bh_resume(struct hc_index *ix, u32 t, u32 s, u64 gen)
+static int hc_bh_resume(struct hc_index *ix, u32 t, u32 s, u64 gen, bool ckpt)
 {
 	struct hc_bh *bh = hc_bh(ix);
 	u8 *buf = hc_bh_buf(ix, t);
@@ -640,14 +777,18 @@ static int hc_bh_resume(struct hc_index *ix, u32 t, u32 s, u64 gen)
 	for (b = 0; b < bh->nblk; b++) {
 		u8 *blk = buf + (size_t)b * ix->block_size;
 		struct hc_bh_block *hd = (void *)blk;
+		const struct hc_bh_rec *rec;
 		u32 off = HC_BH_HDR;
 		bool torn = false;
 		u16 flags = 0;
 		u64 g;
 
+		if (hc_bh_block_ok(ix, hd, t, s, &g) && ckpt && g > gen)
+			return -EINVAL;
 		if (hc_bh_block_ok(ix, hd, t, s, &g) && g == gen) {
-			while (hc_bh_next(ix, blk, &off, &torn))
-				;
+			while ((rec = hc_bh_next(ix, blk, &off, &torn)))
+				if (ckpt && le64_to_cpu(rec->seq) > ix->wseq)
+					return -EINVAL;
 			flags = le16_to_cpu(hd->flags);
 		}
 		/* a torn tail (or another generation's block) is appended over */
@@ -724,7 +865,7 @@ static int hc_bh_recover(struct hc_index *ix)
 	for (t = 0; t < bh->tables && !r; t++) {
 		gen = bh->gen[(size_t)t * bh->k + bh->head[t]];
 		if (gen)
-			r = hc_bh_resume(ix, t, bh->head[t], gen);
+			r = hc_bh_resume(ix, t, bh->head[t], gen, false);
 		else
 			hc_bh_buf_init(ix, t, bh->next_gen++);
 	}
@@ -732,6 +873,86 @@ static int hc_bh_recover(struct hc_index *ix)
 	bad = ix->st.bad_entries;
 	memset(&ix->st, 0, sizeof(ix->st));
 	ix->st.bad_entries = bad;
+	return r;
+}
+
+/* ---------------------------------------------------------------------
+ * The checkpoint: the filters, each slot's generation and records, each
+ * super table's head, the next generation; the buffers are read back from
+ * the head incarnations (their RAM's size), as after a scan
+ */
+
+static unsigned int hc_bh_ckpt_parts(struct hc_index *ix, struct hc_ckpt_part *p)
+{
+	struct hc_bh *bh = hc_bh(ix);
+	u64 tk = (u64)bh->tables * bh->k;
+
+	p[0].p = bh->slices;
+	p[0].bytes = (u64)bh->tables * bh->m * sizeof(u64);
+	p[1].p = bh->gen;
+	p[1].bytes = tk * sizeof(u64);
+	p[2].p = bh->recs;
+	p[2].bytes = tk * sizeof(u32);
+	p[3].p = bh->head;
+	p[3].bytes = (u64)bh->tables * sizeof(u32);
+	return 4;
+}
+
+/* the buffers are on the device (the detach's flush): nothing left dirty */
+static int hc_bh_ckpt_save(struct hc_index *ix, u64 *state)
+{
+	struct hc_bh *bh = hc_bh(ix);
+	size_t blocks = (size_t)bh->tables * bh->nblk;
+
+	if (find_first_bit(bh->dirty, blocks) < blocks)
+		return -EBUSY;
+	state[0] = bh->next_gen;
+	return 0;
+}
+
+/*
+ * As the scan leaves them: a head inside the ring and in use; going
+ * backwards round the ring from it, generations that fall, then none;
+ * every one below the next; records no more than an incarnation holds, and
+ * none in a slot not in use. The filters may hold any bits: a lookup reads
+ * only slots in use, and checks the blocks and records it reads. Then each
+ * head incarnation becomes its buffer again (hc_bh_resume).
+ */
+static int hc_bh_ckpt_load(struct hc_index *ix, const u64 *state)
+{
+	struct hc_bh *bh = hc_bh(ix);
+	u32 t, j, s, most = bh->inc_bytes / HC_BH_REC;
+	u64 next = state[0], g, prev, newest = 0;
+	int r = 0;
+
+	if (!next || next >= HC_BH_COUNT_MAX || ix->wseq >= HC_BH_COUNT_MAX)
+		return -EINVAL;
+	for (j = 1; j < HC_CKPT_STATE; j++)
+		if (state[j])
+			return -EINVAL;
+	for (t = 0; t < bh->tables; t++) {
+		if (bh->head[t] >= bh->k)
+			return -EINVAL;
+		prev = next;
+		for (j = 0; j < bh->k; j++) {
+			s = (bh->head[t] + bh->k - j) % bh->k;
+			g = bh->gen[(size_t)t * bh->k + s];
+			if ((!g && !j) || (g && g >= prev) ||
+			    bh->recs[(size_t)t * bh->k + s] > (g ? most : 0))
+				return -EINVAL;
+			prev = g ?: 1;	/* none: every older one none too */
+		}
+		newest = max(newest, bh->gen[(size_t)t * bh->k + bh->head[t]]);
+		if (!(t & 0xff))
+			cond_resched();
+	}
+	/* every generation given is a head's, the newest the last given */
+	if (next != newest + 1)
+		return -EINVAL;
+	bh->next_gen = next;
+	for (t = 0; t < bh->tables && !r; t++)
+		r = hc_bh_resume(ix, t, bh->head[t], bh->gen[(size_t)t * bh->k + bh->head[t]],
+				 true);
 	return r;
 }
 
@@ -754,7 +975,9 @@ static int hc_bh_format(struct hc_index *ix, const struct hc_format *f)
 {
 	u64 avail = ix->dev_bytes - HC_TABLE_OFFSET, fl, inc, tables;
 
-	if (f->resident_sets || f->ram_ways)
+	/* LRU and partial discard: one way or the other to keep what is evicted */
+	if (f->resident_sets || f->ram_ways ||
+	    (f->flags & (HC_FORMAT_LRU | HC_FORMAT_PARTIAL)) == (HC_FORMAT_LRU | HC_FORMAT_PARTIAL))
 		return -EINVAL;
 	ix->ways = f->ways ?: HC_BH_DEF_K;
 	if (ix->ways < 2 || ix->ways > 64 || (u64)ix->ways * ix->block_size > HC_MAX_SET_BYTES)
@@ -791,6 +1014,8 @@ static bool hc_bh_geometry_ok(struct hc_index *ix)
 	u64 inc = ix->buffer_bytes;
 
 	return !ix->resident_sets && !ix->ram_ways && ix->ways >= 2 && ix->ways <= 64 &&
+	       (ix->flags & (HC_FORMAT_LRU | HC_FORMAT_PARTIAL)) !=
+	       (HC_FORMAT_LRU | HC_FORMAT_PARTIAL) &&
 	       inc && !(inc % ix->block_size) && inc >= 2 * ix->block_size &&
 	       inc <= HC_BH_MAX_INC && ix->sets <= U32_MAX && ix->log_off == HC_TABLE_OFFSET &&
 	       ix->log_blocks * ix->block_size == ix->sets * ix->ways * inc &&
@@ -810,6 +1035,8 @@ static void hc_bh_free(struct hc_index *ix)
 	kvfree(bh->fill);
 	kvfree(bh->head);
 	kvfree(bh->dirty);
+	kvfree(bh->pd);
+	bitmap_free(bh->keep);
 	kvfree(bh->scan);
 	kfree(bh);
 	ix->priv = NULL;
@@ -855,6 +1082,13 @@ static int hc_bh_alloc_ram(struct hc_index *ix)
 		return -ENOMEM;
 	for (i = 0; i < ARRAY_SIZE(bytes); i++)
 		ix->bits_bytes += bytes[i];
+	if (ix->flags & HC_FORMAT_PARTIAL) {
+		bh->pd = kvmalloc(bh->inc_bytes, GFP_KERNEL);
+		bh->keep = bitmap_zalloc(bh->inc_bytes / 8, GFP_KERNEL);
+		if (!bh->pd || !bh->keep)
+			return -ENOMEM;
+		ix->bits_bytes += bh->inc_bytes + BITS_TO_LONGS(bh->inc_bytes / 8) * sizeof(long);
+	}
 	/* a new index: every super table's buffer in its slot 0 */
 	bh->next_gen = 1;
 	for (i = 0; i < p; i++)
@@ -870,7 +1104,7 @@ static u64 hc_bh_recover_bytes(struct hc_index *ix)
 
 const struct hc_policy_ops hc_bh_ops = {
 	.name		= "bufferhash",
-	.format_flags	= HC_FORMAT_LRU,
+	.format_flags	= HC_FORMAT_LRU | HC_FORMAT_PARTIAL,
 	.format		= hc_bh_format,
 	.geometry_ok	= hc_bh_geometry_ok,
 	.alloc_ram	= hc_bh_alloc_ram,
@@ -882,4 +1116,7 @@ const struct hc_policy_ops hc_bh_ops = {
 	.remove		= hc_bh_remove,
 	.flush		= hc_bh_flush,
 	.objects	= hc_bh_objects,
+	.ckpt_parts	= hc_bh_ckpt_parts,
+	.ckpt_save	= hc_bh_ckpt_save,
+	.ckpt_load	= hc_bh_ckpt_load,
 };

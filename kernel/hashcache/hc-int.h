@@ -89,7 +89,7 @@ struct hc_policy_ops {
 	int (*ckpt_load)(struct hc_index *ix, const u64 *state);
 };
 
-#define HC_CKPT_PARTS	2
+#define HC_CKPT_PARTS	4
 
 struct hc_ckpt_part {
 	void *p;

@@ -8,6 +8,7 @@
  *   flip N SEED      N random bits of the arrays flipped
  *   state I VALUE    the policy's state word I (0-7) set
  *   seq VALUE        the superblock seq it names
+ *   wseq VALUE       the write counter
  *   crc              the CRC broken (and not sealed again)
  * The region and the checkpoint's length come from the newest superblock
  * whose CRC checks and from the header. O_DIRECT.
@@ -40,7 +41,7 @@ static void *aligned(size_t n)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: hc-ckcraft DEVICE show|fill BYTE|flip N SEED|state I VALUE|seq VALUE|crc\n");
+	fprintf(stderr, "usage: hc-ckcraft DEVICE show|fill BYTE|flip N SEED|state I VALUE|seq VALUE|wseq VALUE|crc\n");
 	return 2;
 }
 
@@ -118,6 +119,8 @@ int main(int argc, char **argv)
 		put(ck + 56 + 8 * atoi(argv[3]), 8, strtoull(argv[4], NULL, 0));
 	} else if (!strcmp(argv[2], "seq") && argc == 4) {
 		put(ck + 16, 8, strtoull(argv[3], NULL, 0));
+	} else if (!strcmp(argv[2], "wseq") && argc == 4) {
+		put(ck + 48, 8, strtoull(argv[3], NULL, 0));
 	} else if (!strcmp(argv[2], "crc") && argc == 3) {
 		put(ck + 4, 4, get(ck + 4, 4) ^ 1);
 		goto write;

@@ -37,6 +37,7 @@ enum hc_policy {
 /* hc_format.flags */
 #define HC_FORMAT_PREFETCH	(1U << 0)	/* LOG*: read a group's records together */
 #define HC_FORMAT_LRU		(1U << 1)	/* BUFFERHASH: re-insert what a GET finds */
+#define HC_FORMAT_PARTIAL	(1U << 2)	/* BUFFERHASH: an eviction keeps what is live */
 
 struct hc_hdr {
 	__u32 size;		/* sizeof the whole struct */
@@ -152,7 +153,7 @@ struct hc_stats {
 	__u64 misses_in_ram;	/* misses settled without device I/O */
 	__u64 false_positives;	/* tag matched, key did not */
 	__u64 inserts;		/* PUT of a new key */
-	__u64 overwrites;	/* PUT of a stored key; BUFFERHASH + LRU: a re-insert */
+	__u64 overwrites;	/* PUT of a stored key; BUFFERHASH: a re-insert (LRU, partial) */
 	__u64 deletes;
 	__u64 evictions;	/* objects replaced to make room */
 	__u64 read_ios;		/* device reads */
