@@ -3,7 +3,7 @@
 # make bench-hashcache: boot Debian 6.12 once, run tests/vm/suites/hashcache-bench.sh
 # (every policy through the fill, lookup-insert and ycsb workloads) and print the
 # tables that Documentation/hashcache.rst carries. Knobs: HB_OBJECTS (24000),
-# HB_LOOKUPS (40000), HB_YCSB_OBJECTS (twice HB_OBJECTS), HB_WORKLOADS
+# HB_LOOKUPS (40000), HB_YCSB_OBJECTS (twice HB_OBJECTS), HB_POLICIES (all), HB_WORKLOADS
 # (fill,lookup-insert,ycsb), HB_PCTS (0,40,80), HB_DISTS (hotspot,zipfian,normal);
 # the attach measure: HB_ATTACH_MB (64,256), HB_ATTACH_POLICIES (the six and
 # bufferhash), HB_ATTACH_OBJECTS (4000).
@@ -19,7 +19,7 @@ mkdir -p "$o"
 if [ "${1:-}" != --report ]; then
 	"$SSC_TOP/scripts/deps.sh" >&2
 	envs=()
-	for v in HB_OBJECTS HB_LOOKUPS HB_YCSB_OBJECTS HB_WORKLOADS HB_PCTS HB_DISTS \
+	for v in HB_OBJECTS HB_LOOKUPS HB_YCSB_OBJECTS HB_POLICIES HB_WORKLOADS HB_PCTS HB_DISTS \
 		 HB_ATTACH_MB HB_ATTACH_POLICIES HB_ATTACH_OBJECTS; do
 		[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
 	done
@@ -41,7 +41,7 @@ for line in open(sys.argv[1]):
     pol, wl, param, js = line.split("HCBENCH ", 1)[1].split(" ", 3)
     runs[(pol, wl, param)] = json.loads(js)
 order = ("basic", "set", "setmem", "setmemlru", "log", "loglru", "log+prefetch",
-         "loglru+prefetch", "bufferhash", "bufferhash+lru")
+         "loglru+prefetch", "bufferhash", "bufferhash+lru", "bufferhash+partial")
 pols = [p for p in order if any(k[0] == p for k in runs)]
 if not pols and not attach:
     sys.exit("no HCBENCH or HCATTACH lines")
@@ -54,7 +54,8 @@ thesis = {"basic": ("0", "1", "1", "1"), "set": ("0", "1", "1", "1"),
           "setmem": ("11", "1", "1", "0"), "setmemlru": ("<11", "1", "1", "<1"),
           "log": ("47", "1", "~0", "0"), "loglru": ("15-47", "1+e", "~0", "0"),
           "log+prefetch": ("55", "<1", "~0", "0"), "loglru+prefetch": ("23-55", "<1", "~0", "0"),
-          "bufferhash": ("~30", "<=1", "~0", "~0"), "bufferhash+lru": ("~30", "<=1", "~0", "~0")}
+          "bufferhash": ("~30", "<=1", "~0", "~0"), "bufferhash+lru": ("~30", "<=1", "~0", "~0"),
+          "bufferhash+partial": ("~30", "<=1", "~0", "~0")}
 fp = [p for p in pols if fill(p, 0) or fill(p, 40) or fill(p, 80)]
 if fp:
     b0 = fp[0]

@@ -175,7 +175,7 @@ attach_mb = '${HB_ATTACH_MB:-64,256}'.split(',')
 "'
 need(len(tables) == 3, "not three tables (fill, counted, attach)")
 pols = ["basic", "set", "setmem", "setmemlru", "log", "loglru", "log+prefetch", "loglru+prefetch",
-        "bufferhash", "bufferhash+lru"]
+        "bufferhash", "bufferhash+lru", "bufferhash+partial"]
 by = {r[0]: r for r in tables[0][1:]}
 for p in pols:
     need(p in by, "no row for " + p)
@@ -202,7 +202,7 @@ for p in pols:
                 need(h > 0, "%s %s: no hits" % k)
                 need(num(r[5]) > 0 or p.startswith("log") or p.startswith("bufferhash"),
                      "%s %s: no I/Os per put" % k)
-            if p in ("setmem", "log", "bufferhash", "bufferhash+lru"):
+            if p in ("setmem", "log", "bufferhash", "bufferhash+lru", "bufferhash+partial"):
                 need(num(r[2]) > 0, "%s %s: no DRAM bits per object" % k)
 need("goal (<= 8 DRAM bits an object" in text, "no goal line")
 # the attach table: every policy drawn at both sizes; the checkpoint read less
@@ -346,9 +346,10 @@ fi
 # drawn by SSC_SEED (a rate with hits: the table needs I/Os per hit)
 # and the attach measure at two small sizes, for two policies with a checkpoint
 HB_PCTS=$(pick 1 40 80 | tr ' ' ,) HB_DISTS=$(pick 1 hotspot zipfian normal | tr ' ' ,)
-HB_ATTACH_POLICIES=$(pick 2 basic set setmem setmemlru log loglru | tr ' ' ,)
-if run bench-hashcache bench-hashcache.sh HB_OBJECTS=1500 HB_LOOKUPS=1500 HB_PCTS="$HB_PCTS" \
-	HB_DISTS="$HB_DISTS" HB_ATTACH_MB=16,32 HB_ATTACH_OBJECTS=300 \
+HB_ATTACH_POLICIES=$(pick 2 basic set setmem setmemlru log loglru bufferhash | tr ' ' ,)
+HB_ATTACH_MB=16,32
+if run bench-hashcache bench-hashcache.sh HB_OBJECTS=1000 HB_LOOKUPS=1000 HB_PCTS="$HB_PCTS" \
+	HB_DISTS="$HB_DISTS" HB_ATTACH_MB="$HB_ATTACH_MB" HB_ATTACH_OBJECTS=300 \
 	HB_ATTACH_POLICIES="$HB_ATTACH_POLICIES"; then
 	sane_bench_hashcache "$SSC_OUT/bench-hashcache/results.md"
 fi

@@ -159,12 +159,12 @@ vm_stage() { # vm_stage STAGE: the VM suites of one kernel
 	# policy hooks flashvm.ko needs
 	# ssdalloc is a user-space library: the host runs it under ASan + UBSan, and its
 	# kernel side (userfaultfd, O_DIRECT, io_uring) is Debian's 6.12 and 6.1; it is
-	# left out of this lane, which has no time to spare. For the same reason it runs 3 of
+	# left out of this lane, which has no time to spare. For the same reason it runs 2 of
 	# the 5 suites that are mostly user tools and error paths, drawn by the seed (all 5
 	# on 6.12, and in make check-full)
 	vm-debug) suites="kunit,${VM_SUITES//,ssdalloc/},flashvm" tmo=2400
 		if [ "$full" = 1 ]; then tmo=4800; else
-			drawn=" $(pick 3 ssc-errors hcctl monitor replay hashcache-hostile) "
+			drawn=" $(pick 2 ssc-errors hcctl monitor replay hashcache-hostile) "
 			for s in ssc-errors hcctl monitor replay hashcache-hostile; do
 				[[ $drawn == *" $s "* ]] || suites=${suites/,$s,/,}
 			done

@@ -11,7 +11,8 @@
 #   ycsb: Cascade Mapping's, 30-byte keys and 270-byte values, one SET per 30
 #     GETs, keys drawn hotspot, zipfian or normal, over HB_YCSB_OBJECTS (twice
 #     HB_OBJECTS: more than the tables' slots, so some keys were evicted).
-# HB_WORKLOADS, HB_PCTS and HB_DISTS (comma lists) trim it (the smoke's draw).
+# HB_POLICIES, HB_WORKLOADS, HB_PCTS and HB_DISTS (comma lists) trim it (the
+# smoke's draw).
 # One line per run: "# HCBENCH POLICY WORKLOAD PARAM JSON". Then the attach
 # measure (below).
 
@@ -25,13 +26,16 @@ check "modprobe hashcache" modprobe hashcache
 check "null_blk index device" null_blk_add 256
 DEV=/dev/nullb0
 # NAME:FORMAT OPTIONS:BENCH OPTIONS; +prefetch puts groups of 8 (a page's
-# objects) and walks them in order on hits (fill only); +lru is BufferHash's LRU
+# objects) and walks them in order on hits (fill only); +lru is BufferHash's LRU,
+# +partial its update-based partial discard
 for run in basic:--policy=basic: set:--policy=set: setmem:--policy=setmem: \
 	setmemlru:--policy=setmemlru: log:--policy=log: loglru:--policy=loglru: \
 	log+prefetch:--policy=log,--prefetch:--group=8 \
 	loglru+prefetch:--policy=loglru,--prefetch:--group=8 bufferhash:--policy=bufferhash: \
-	bufferhash+lru:--policy=bufferhash,--lru:; do
+	bufferhash+lru:--policy=bufferhash,--lru: \
+	bufferhash+partial:--policy=bufferhash,--partial-discard:; do
 	pol=${run%%:*} rest=${run#*:}
+	case ",${HB_POLICIES:-all}," in *",$pol,"*|,all,) ;; *) continue ;; esac
 	fo=$(echo "${rest%%:*}" | tr ',' ' ') bo=$(echo "${rest#*:}" | tr ',' ' ')
 	for wl in $WORKLOADS; do
 		case $wl in
@@ -58,11 +62,12 @@ done
 # attach: a clean attach reads the checkpoint its detach wrote; the scan it
 # replaces (the checkpoint's CRC broken with hc-ckcraft) reads the table or
 # log. At each HB_ATTACH_MB size (64,256) a fresh null_blk, HB_ATTACH_OBJECTS
-# (4000) objects of 100 bytes, each policy with a checkpoint region, and
-# BufferHash (none: it scans). Bytes read are counted by the kernel; the time
+# (4000) objects of 100 bytes, each policy (every one has a checkpoint
+# region at these sizes). Bytes read are counted by the kernel; the time
 # is the guest's uptime in centiseconds (emulated: compare, don't quote).
 # One line per run: "# HCATTACH POLICY MiB CKPT-BYTES CKPT-READ CKPT-CS SCAN-READ SCAN-CS OBJECTS".
 ATTACH_MB=$(echo "${HB_ATTACH_MB:-64,256}" | tr , ' ')
+[ "$ATTACH_MB" = none ] && ATTACH_MB=	# (none: the workloads only)
 ATTACH_POLS=$(echo "${HB_ATTACH_POLICIES:-basic,set,setmem,setmemlru,log,loglru,bufferhash}" | tr , ' ')
 ATTACH_N=${HB_ATTACH_OBJECTS:-4000}
 aput() {
