@@ -781,11 +781,13 @@ static int hc_bh_resume(struct hc_index *ix, u32 t, u32 s, u64 gen, bool ckpt)
 		u32 off = HC_BH_HDR;
 		bool torn = false;
 		u16 flags = 0;
+		bool ok;
 		u64 g;
 
-		if (hc_bh_block_ok(ix, hd, t, s, &g) && ckpt && g > gen)
+		ok = hc_bh_block_ok(ix, hd, t, s, &g);
+		if (ok && ckpt && g > gen)
 			return -EINVAL;
-		if (hc_bh_block_ok(ix, hd, t, s, &g) && g == gen) {
+		if (ok && g == gen) {
 			while ((rec = hc_bh_next(ix, blk, &off, &torn)))
 				if (ckpt && le64_to_cpu(rec->seq) > ix->wseq)
 					return -EINVAL;
