@@ -35,6 +35,7 @@ static const char *const policy_names[] = {
 	[HC_POLICY_LOG] = "log",
 	[HC_POLICY_LOGLRU] = "loglru",
 	[HC_POLICY_BUFFERHASH] = "bufferhash",
+	[HC_POLICY_CASCADE] = "cascade",
 };
 
 #define HDR(s) { .size = sizeof(s), .version = HC_ABI_VERSION }
@@ -107,7 +108,18 @@ static int find_index(int ctl, const char *dev, uint32_t *id)
  * BufferHash sizes its buffers and filters itself: say what it chose (attach,
  * read the geometry, detach; the index is as format left it).
  */
-static int say_bufferhash(int ctl, const char *dev)
+/* the sizes Cascade Mapping's tiers were given */
+static void say_cascade(const struct hc_info *in)
+{
+	printf("cascade: T1 of %u mappings in RAM (CLOCK) in %u partitions; T2 a FIFO of %u "
+	       "blocks a partition; T3 %" PRIu64 " buckets; %" PRIu64 " slabs of %" PRIu64 " KiB\n",
+	       in->resident_sets, in->ram_ways, in->ways, (uint64_t)in->sets,
+	       (uint64_t)(in->buffer_bytes ? in->log_bytes / in->buffer_bytes : 0),
+	       (uint64_t)in->buffer_bytes >> 10);
+}
+
+/* what format chose for BufferHash or Cascade, read back by an attach */
+static int say_geometry(int ctl, const char *dev)
 {
 	struct hc_attach a = { .hdr = HDR(a) };
 	struct hc_info in = { .hdr = HDR(in) };
@@ -131,7 +143,11 @@ static int say_bufferhash(int ctl, const char *dev)
 		err("index format %s: formatted, but its geometry: %s", dev, strerror(errno));
 		return EX_FAIL;
 	}
-	if (!opt_json)
+	if (opt_json)
+		return EX_OK;
+	if (in.policy == HC_POLICY_CASCADE)
+		say_cascade(&in);
+	else
 		printf("bufferhash: %" PRIu64 " super tables, %u incarnations each of %" PRIu64
 		       " KiB (a buffer in RAM each), %u filter bits per 256 B of incarnation\n",
 		       (uint64_t)in.sets, in.ways, (uint64_t)in.buffer_bytes >> 10, in.tag_bits);
@@ -170,7 +186,7 @@ static int idx_format(int ctl, int argc, char **argv)
 				if (policy_names[i] && !strcasecmp(optarg, policy_names[i]))
 					f.policy = i;
 			if (!f.policy) {
-				err("index format: unknown policy '%s' (basic, set, setmem, setmemlru, log, loglru, bufferhash)",
+				err("index format: unknown policy '%s' (basic, set, setmem, setmemlru, log, loglru, bufferhash, cascade)",
 				    optarg);
 				return EX_USAGE;
 			}
@@ -266,8 +282,8 @@ static int idx_format(int ctl, int argc, char **argv)
 		err("index format %s: %s%s", argv[optind], strerror(errno), why);
 		return errno == EINVAL ? EX_USAGE : EX_FAIL;
 	}
-	if (f.policy == HC_POLICY_BUFFERHASH)
-		return say_bufferhash(ctl, argv[optind]);
+	if (f.policy == HC_POLICY_BUFFERHASH || f.policy == HC_POLICY_CASCADE)
+		return say_geometry(ctl, argv[optind]);
 	return EX_OK;
 }
 
@@ -464,9 +480,11 @@ static int idx_info(int ctl, const char *dev)
 		printf("index %u on %s: %s, %u ways of %u B, %" PRIu64 " sets, %u tag bits, "
 		       "values up to %" PRIu64 " B\n", in.id, dev, pol, in.ways, in.block_size,
 		       (uint64_t)in.sets, in.tag_bits, (uint64_t)in.max_value);
-		if (in.resident_sets)
+		if (in.policy == HC_POLICY_CASCADE)
+			say_cascade(&in);
+		else if (in.resident_sets)
 			printf("%u sets kept in RAM\n", in.resident_sets);
-		if (in.ram_ways)
+		if (in.ram_ways && in.policy != HC_POLICY_CASCADE)
 			printf("log offsets of %u ways a set kept in RAM\n", in.ram_ways);
 		if (in.flags & HC_FORMAT_PREFETCH)
 			printf("prefetch: a group's records are read together\n");
@@ -474,7 +492,7 @@ static int idx_info(int ctl, const char *dev)
 			printf("lru: a record a get finds in an incarnation is inserted again\n");
 		if (in.flags & HC_FORMAT_PARTIAL)
 			printf("partial discard: an eviction inserts again what is live in the incarnation\n");
-		if (in.buffer_bytes)
+		if (in.buffer_bytes && in.policy == HC_POLICY_BUFFERHASH)
 			printf("buffers and incarnations of %" PRIu64 " B: %" PRIu64
 			       " super tables, %u incarnations each\n", (uint64_t)in.buffer_bytes,
 			       (uint64_t)in.sets, in.ways);
@@ -490,7 +508,7 @@ static int idx_info(int ctl, const char *dev)
 static int idx_stats(int ctl, const char *dev)
 {
 	struct hc_stats s = { .hdr = HDR(s) };
-	struct { const char *name; uint64_t v; } f[32];
+	struct { const char *name; uint64_t v; } f[40];
 	unsigned int n = 0, i;
 	int r = find_index(ctl, dev, &s.id);
 
@@ -508,6 +526,12 @@ static int idx_stats(int ctl, const char *dev)
 	F(offset_fetches); F(spill_writes); F(prefetch_reads); F(prefetch_hits);
 	F(torn_records); F(bad_entries);
 #undef F
+	/* Cascade's tiers: where lookups were settled, index blocks read */
+	f[n].name = "t1_hits"; f[n++].v = s.tier_hits[0];
+	f[n].name = "t2_hits"; f[n++].v = s.tier_hits[1];
+	f[n].name = "t3_hits"; f[n++].v = s.tier_hits[2];
+	f[n].name = "t2_reads"; f[n++].v = s.tier_reads[1];
+	f[n].name = "t3_reads"; f[n++].v = s.tier_reads[2];
 	if (opt_json) {
 		struct json_object *j = json_object_new_object();
 
@@ -915,6 +939,12 @@ static int idx_bench(int ctl, int argc, char **argv)
 			jset(j, "spill_writes", s2.spill_writes - s0.spill_writes);
 			jset(j, "prefetch_reads", s2.prefetch_reads - s1.prefetch_reads);
 			jset(j, "prefetch_hits", s2.prefetch_hits - s1.prefetch_hits);
+			/* Cascade: the lookups settled in each tier, the index blocks read */
+			jset(j, "t1_hits", s2.tier_hits[0] - s1.tier_hits[0]);
+			jset(j, "t2_hits", s2.tier_hits[1] - s1.tier_hits[1]);
+			jset(j, "t3_hits", s2.tier_hits[2] - s1.tier_hits[2]);
+			jset(j, "t2_reads", s2.tier_reads[1] - s1.tier_reads[1]);
+			jset(j, "t3_reads", s2.tier_reads[2] - s1.tier_reads[2]);
 			json_object_object_add(j, "inserts_per_s", json_object_new_double(ins_s));
 			json_object_object_add(j, "lookups_per_s", json_object_new_double(look_s));
 			json_object_object_add(j, "ios_per_insert", json_object_new_double(io_ins));
@@ -938,6 +968,15 @@ static int idx_bench(int ctl, int argc, char **argv)
 			       b.misses, io_miss, b.wrong);
 			printf("RAM: %.2f bits per slot, %.2f per object stored (%" PRIu64 ")\n", bits,
 			       bits_obj, (uint64_t)s2.objects);
+			if (s2.tier_hits[0] + s2.tier_hits[1] + s2.tier_hits[2])
+				printf("tiers: %" PRIu64 " / %" PRIu64 " / %" PRIu64
+				       " lookups settled in T1 / T2 / T3; %" PRIu64 " T2 and %" PRIu64
+				       " T3 blocks read\n",
+				       (uint64_t)(s2.tier_hits[0] - s1.tier_hits[0]),
+				       (uint64_t)(s2.tier_hits[1] - s1.tier_hits[1]),
+				       (uint64_t)(s2.tier_hits[2] - s1.tier_hits[2]),
+				       (uint64_t)(s2.tier_reads[1] - s1.tier_reads[1]),
+				       (uint64_t)(s2.tier_reads[2] - s1.tier_reads[2]));
 		}
 	}
 #undef D

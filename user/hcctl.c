@@ -1232,7 +1232,7 @@ static void usage(FILE *f)
 "                      [--ram-ways N] [--log-size SIZE] [--buffer-size SIZE]\n"
 "                      [--prefetch] [--lru] [--partial-discard]\n"
 "                      (P: basic set setmem setmemlru log loglru\n"
-"                                      bufferhash)\n"
+"                                      bufferhash cascade)\n"
 "        attach|detach|flush|info|stats DEVICE\n"
 "        put DEVICE KEY [VALUE]    (no VALUE: standard input)\n"
 "        get|lookup|del DEVICE KEY\n"

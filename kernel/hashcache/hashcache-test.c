@@ -493,9 +493,9 @@ static void hc_test_policies(struct kunit *test)
 	u32 p;
 
 	KUNIT_EXPECT_NULL(test, hc_policy(0));
-	KUNIT_EXPECT_NULL(test, hc_policy(HC_POLICY_BUFFERHASH + 1));
+	KUNIT_EXPECT_NULL(test, hc_policy(HC_POLICY_CASCADE + 1));
 	KUNIT_EXPECT_NULL(test, hc_policy(U32_MAX));
-	for (p = HC_POLICY_BASIC; p <= HC_POLICY_BUFFERHASH; p++) {
+	for (p = HC_POLICY_BASIC; p <= HC_POLICY_CASCADE; p++) {
 		const struct hc_policy_ops *o = hc_policy(p);
 
 		KUNIT_ASSERT_NOT_NULL_MSG(test, o, "policy %u", p);
@@ -721,6 +721,125 @@ static void hc_test_bh_records(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 3U, n);
 }
 
+/*
+ * An empty Cascade index with no device: 2 partitions of 8 T1 entries, T2
+ * rings of 2 blocks, 2 T3 buckets over 4 blocks, 4 slabs of 4 blocks of 4 KiB
+ */
+static struct hc_index *hc_test_ca(struct kunit *test)
+{
+	struct hc_index *ix = hc_test_index(test, HC_POLICY_CASCADE, 2, 2, 8);
+
+	ix->ops = &hc_ca_ops;
+	ix->block_size = 4096;
+	ix->ram_ways = 2;
+	ix->resident_sets = 16;
+	ix->buffer_bytes = 4 * 4096;
+	ix->log_off = HC_TABLE_OFFSET + (2 * 2 + 4) * 4096;
+	ix->log_blocks = 4 * 4;
+	ix->dev_bytes = ix->log_off + 4 * 4 * 4096;
+	ix->format_id = 0xca;
+	ix->sb_seq = 3;
+	ix->hkey.key[0] = 9;
+	KUNIT_ASSERT_TRUE(test, hc_ca_ops.geometry_ok(ix));
+	KUNIT_ASSERT_EQ(test, 0, ix->ops->alloc_ram(ix));
+	return ix;
+}
+
+/*
+ * Cascade in RAM (T1 and the open slab; nothing is written here): the
+ * newest record of a key wins, a delete hides it; every lookup of a stored
+ * key is settled in T1.
+ */
+static void hc_test_cascade(struct kunit *test)
+{
+	struct hc_index *ix = hc_test_ca(test);
+	struct hc_object o = {};
+	char got[16];
+
+	KUNIT_ASSERT_EQ(test, 0, hc_test_bh_put(ix, "a", "one", 3));
+	KUNIT_ASSERT_EQ(test, 0, hc_test_bh_put(ix, "b", "two", 3));
+	KUNIT_EXPECT_EQ(test, 1, hc_test_bh_get(ix, "a", got, sizeof(got)));
+	KUNIT_EXPECT_MEMEQ(test, got, "one", 3);
+	KUNIT_ASSERT_EQ(test, 0, hc_test_bh_put(ix, "a", "ONE!", 4));
+	KUNIT_EXPECT_EQ(test, 1, hc_test_bh_get(ix, "a", got, sizeof(got)));
+	KUNIT_EXPECT_MEMEQ(test, got, "ONE!", 4);
+	KUNIT_EXPECT_EQ(test, 0, hc_test_bh_get(ix, "c", got, sizeof(got)));
+	KUNIT_EXPECT_EQ(test, 0, ix->ops->remove(ix, "b", 1, &o));
+	KUNIT_EXPECT_EQ(test, 1U, o.found);
+	KUNIT_EXPECT_EQ(test, 0, hc_test_bh_get(ix, "b", got, sizeof(got)));
+	KUNIT_EXPECT_EQ(test, 0, ix->ops->remove(ix, "b", 1, &o));
+	KUNIT_EXPECT_EQ(test, 0U, o.found);
+	/* puts, gets and deletes settled in RAM: no device I/O at all */
+	KUNIT_EXPECT_EQ(test, 0ULL, ix->st.read_ios + ix->st.write_ios);
+	/* 4 gets: a twice and b's tombstone settled in T1, c in no tier */
+	KUNIT_EXPECT_EQ(test, 4ULL, ix->st.lookups);
+	KUNIT_EXPECT_EQ(test, 3ULL, ix->st.tier_hits[0]);
+	KUNIT_EXPECT_EQ(test, 0ULL, ix->st.tier_hits[1] + ix->st.tier_hits[2]);
+	/* a, b, a again and b's two tombstones (a delete always appends one) */
+	KUNIT_EXPECT_EQ(test, 5ULL, ix->ops->objects(ix));
+}
+
+/* which slabs a mapping may point into: the open one and the nslabs - 1 before it */
+static void hc_test_ca_live(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, hc_ca_live(5, 4, 5));
+	KUNIT_EXPECT_TRUE(test, hc_ca_live(5, 4, 2));
+	KUNIT_EXPECT_FALSE(test, hc_ca_live(5, 4, 1));
+	KUNIT_EXPECT_FALSE(test, hc_ca_live(5, 4, 6));
+	/* no slab 0 */
+	KUNIT_EXPECT_FALSE(test, hc_ca_live(2, 4, 0));
+	KUNIT_EXPECT_TRUE(test, hc_ca_live(2, 4, 1));
+	/* the 32 bits an entry keeps, across their wrap */
+	KUNIT_EXPECT_TRUE(test, hc_ca_live(BIT_ULL(32) + 1, 4, 0xffffffff));
+	KUNIT_EXPECT_FALSE(test, hc_ca_live(BIT_ULL(32) + 1, 4, 0xfffffffd));
+	KUNIT_EXPECT_TRUE(test, hc_ca_live(BIT_ULL(32) + 1, 4, 1));
+}
+
+static void hc_test_ca_seal(struct hc_ca_iblk *b)
+{
+	b->crc = 0;
+	b->crc = cpu_to_le32(hc_crc(b, 4096, offsetof(struct hc_ca_iblk, crc)));
+}
+
+/*
+ * An index block from the device counts only as this index, in this epoch,
+ * wrote it for that place; one of the epoch's for another place is the log
+ * come round, anything else the device changed under the index
+ */
+static void hc_test_ca_iblk(struct kunit *test)
+{
+	struct hc_index *ix = hc_test_ca(test);
+	struct hc_ca_iblk *b = kunit_kzalloc(test, 4096, GFP_KERNEL);
+	u32 epb = (4096 - sizeof(*b)) / sizeof(struct hc_ca_ent);
+
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	b->magic = cpu_to_le32(HC_CA_IBLK_MAGIC);
+	b->format_id = cpu_to_le64(ix->format_id);
+	b->epoch = cpu_to_le64(3);
+	b->seq = cpu_to_le64(7);
+	b->owner = cpu_to_le32(1);
+	b->count = cpu_to_le32(epb);
+	hc_test_ca_seal(b);
+	KUNIT_EXPECT_EQ(test, HC_CA_OK, hc_ca_iblk_check(ix, b, 1, 3, 7));
+	KUNIT_EXPECT_EQ(test, HC_CA_OTHER, hc_ca_iblk_check(ix, b, 0, 3, 7));
+	KUNIT_EXPECT_EQ(test, HC_CA_BAD, hc_ca_iblk_check(ix, b, 1, 2, 7));
+	KUNIT_EXPECT_EQ(test, HC_CA_OTHER, hc_ca_iblk_check(ix, b, 1, 3, 8));
+	/* an entry changed: the CRC covers the whole block */
+	((u8 *)b)[4095] ^= 1;
+	KUNIT_EXPECT_EQ(test, HC_CA_BAD, hc_ca_iblk_check(ix, b, 1, 3, 7));
+	/* sealed, but more entries than fit */
+	b->count = cpu_to_le32(epb + 1);
+	hc_test_ca_seal(b);
+	KUNIT_EXPECT_EQ(test, HC_CA_BAD, hc_ca_iblk_check(ix, b, 1, 3, 7));
+	b->count = cpu_to_le32(epb);
+	b->format_id = cpu_to_le64(ix->format_id + 1);
+	hc_test_ca_seal(b);
+	KUNIT_EXPECT_EQ(test, HC_CA_BAD, hc_ca_iblk_check(ix, b, 1, 3, 7));
+	b->format_id = cpu_to_le64(ix->format_id);
+	hc_test_ca_seal(b);
+	KUNIT_EXPECT_EQ(test, HC_CA_OK, hc_ca_iblk_check(ix, b, 1, 3, 7));
+}
+
 static struct kunit_case hc_test_cases[] = {
 	KUNIT_CASE(hc_test_fields),
 	KUNIT_CASE(hc_test_lru),
@@ -736,6 +855,9 @@ static struct kunit_case hc_test_cases[] = {
 	KUNIT_CASE(hc_test_bufferhash),
 	KUNIT_CASE(hc_test_bh_block),
 	KUNIT_CASE(hc_test_bh_records),
+	KUNIT_CASE(hc_test_cascade),
+	KUNIT_CASE(hc_test_ca_live),
+	KUNIT_CASE(hc_test_ca_iblk),
 	{}
 };
 

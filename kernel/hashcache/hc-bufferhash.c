@@ -46,9 +46,6 @@
 #define HC_BH_MAX_INC		SZ_1M		/* one write, one buffer in RAM */
 #define HC_BH_COUNT_MAX		BIT_ULL(62)	/* generations, sequence numbers */
 
-#define HC_BH_HDR	sizeof(struct hc_bh_block)
-#define HC_BH_REC	sizeof(struct hc_bh_rec)
-
 struct hc_bh {
 	u32 tables, k, nblk, hashes, m;	/* m: filter bits an incarnation */
 	u32 inc_bytes;
@@ -76,11 +73,6 @@ static u64 hc_bh_slot_off(struct hc_index *ix, u32 t, u32 s)
 	struct hc_bh *bh = hc_bh(ix);
 
 	return HC_TABLE_OFFSET + ((u64)t * bh->k + s) * bh->inc_bytes;
-}
-
-static u32 hc_bh_rec_len(u32 klen, u64 vlen)
-{
-	return ALIGN(HC_BH_REC + klen + (u32)vlen, 8);
 }
 
 static u8 *hc_bh_buf(struct hc_index *ix, u32 t)
@@ -151,13 +143,19 @@ static u32 hc_bh_hdr_crc(const struct hc_bh_block *b)
 	return hc_crc(b, HC_BH_HDR, offsetof(struct hc_bh_block, crc));
 }
 
+/* a block's header, its CRC made */
+void hc_bh_seal(struct hc_bh_block *h)
+{
+	h->crc = 0;
+	h->crc = cpu_to_le32(hc_bh_hdr_crc(h));
+}
+
 /*
  * A record's CRC is seeded with the format id and its block's generation: a
  * record left in a block by an earlier incarnation there (a write of the new
  * one that a crash tore) does not check in the new one.
  */
-HC_TESTABLE u32 hc_bh_rec_crc(struct hc_index *ix, u64 gen, const struct hc_bh_rec *r,
-			      u32 klen, u32 vlen)
+u32 hc_bh_rec_crc(struct hc_index *ix, u64 gen, const struct hc_bh_rec *r, u32 klen, u32 vlen)
 {
 	__le64 seed[2] = { cpu_to_le64(ix->format_id), cpu_to_le64(gen) };
 
@@ -169,8 +167,7 @@ HC_TESTABLE u32 hc_bh_rec_crc(struct hc_index *ix, u64 gen, const struct hc_bh_r
  * Is @b the header of a block of super table @t's slot @s, as this index
  * writes one? Its generation in *@gen. (Counters past 2^62 no index reaches.)
  */
-HC_TESTABLE bool hc_bh_block_ok(struct hc_index *ix, const struct hc_bh_block *b, u32 t,
-				u32 s, u64 *gen)
+bool hc_bh_block_ok(struct hc_index *ix, const struct hc_bh_block *b, u32 t, u32 s, u64 *gen)
 {
 	if (le32_to_cpu(b->magic) != HC_BH_BLOCK_MAGIC || le32_to_cpu(b->crc) != hc_bh_hdr_crc(b) ||
 	    le64_to_cpu(b->format_id) != ix->format_id || le32_to_cpu(b->table) != t ||
@@ -189,8 +186,7 @@ HC_TESTABLE bool hc_bh_block_ok(struct hc_index *ix, const struct hc_bh_block *b
  * (a flush a crash cut short: *@torn set). The header has been checked. A
  * value is at most what a PUT takes (callers copy it into buffers of that).
  */
-HC_TESTABLE const struct hc_bh_rec *hc_bh_next(struct hc_index *ix, const u8 *blk, u32 *off,
-					       bool *torn)
+const struct hc_bh_rec *hc_bh_next(struct hc_index *ix, const u8 *blk, u32 *off, bool *torn)
 {
 	const struct hc_bh_block *b = (const void *)blk;
 	u32 end = HC_BH_HDR + le32_to_cpu(b->used), klen, vlen;
@@ -258,12 +254,8 @@ static int hc_bh_write(struct hc_index *ix, u32 t, u32 b, u32 n)
 	u32 i;
 	int r;
 
-	for (i = b; i < b + n; i++) {
-		struct hc_bh_block *h = (void *)(buf + (size_t)i * ix->block_size);
-
-		h->crc = 0;
-		h->crc = cpu_to_le32(hc_bh_hdr_crc(h));
-	}
+	for (i = b; i < b + n; i++)
+		hc_bh_seal((void *)(buf + (size_t)i * ix->block_size));
 	r = hc_io(ix, REQ_OP_WRITE, hc_bh_slot_off(ix, t, bh->head[t]) + (u64)b * ix->block_size,
 		  buf + (size_t)b * ix->block_size, (size_t)n * ix->block_size);
 	if (!r)

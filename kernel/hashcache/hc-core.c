@@ -133,6 +133,80 @@ int hc_io(struct hc_index *ix, enum req_op op, u64 off, void *buf, size_t len)
 	return r;
 }
 
+/* the reads of a batch still out, and the first error of one */
+struct hc_batch {
+	atomic_t left;
+	int status;			/* a blk_status_t (int: cmpxchg on any arch) */
+	struct completion done;
+};
+
+static void hc_batch_end_io(struct bio *bio)
+{
+	struct hc_batch *b = bio->bi_private;
+
+	if (bio->bi_status)
+		cmpxchg(&b->status, 0, (__force int)bio->bi_status);
+	bio_put(bio);
+	if (atomic_dec_and_test(&b->left))
+		complete(&b->done);
+}
+
+/*
+ * Read @n pieces of @len bytes (one bio each, at most 64 KiB) from the
+ * device offsets @offs into @buf one after another: all issued under one
+ * plug, then waited for together (Cascade's T2 batches).
+ */
+int hc_io_batch(struct hc_index *ix, const u64 *offs, u32 n, void *buf, size_t len)
+{
+	struct hc_batch b = { .status = 0 };
+	struct blk_plug plug;
+	u32 i;
+
+	if (len > SZ_64K || !IS_ALIGNED(len, SECTOR_SIZE))
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (offs[i] + len > ix->dev_bytes)
+			return -ENOSPC;
+	atomic_set(&b.left, 1);
+	init_completion(&b.done);
+	blk_start_plug(&plug);
+	for (i = 0; i < n; i++) {
+		void *p = buf + (size_t)i * len;
+		struct bio *bio = bio_alloc(ix->bdev, DIV_ROUND_UP(len, PAGE_SIZE) + 1,
+					    REQ_OP_READ, GFP_KERNEL);
+		size_t done = 0;
+
+		if (offs[i] != ix->next_off)
+			ix->st.seeks++;
+		ix->next_off = offs[i] + len;
+		ix->st.read_ios++;
+		ix->st.bytes_read += len;
+		ix->dev_read += len;
+		bio->bi_iter.bi_sector = offs[i] >> SECTOR_SHIFT;
+		while (done < len) {
+			void *q = p + done;
+			struct page *pg = is_vmalloc_addr(q) ? vmalloc_to_page(q) : virt_to_page(q);
+			unsigned int k = min_t(size_t, len - done, PAGE_SIZE - offset_in_page(q));
+
+			if (WARN_ON_ONCE(bio_add_page(bio, pg, k, offset_in_page(q)) != k))
+				break;
+			done += k;
+		}
+		if (done < len)		/* (cannot happen: room for every page) */
+			cmpxchg(&b.status, 0, (__force int)BLK_STS_RESOURCE);
+		bio->bi_private = &b;
+		bio->bi_end_io = hc_batch_end_io;
+		atomic_inc(&b.left);
+		submit_bio(bio);
+	}
+	blk_finish_plug(&plug);
+	if (!atomic_dec_and_test(&b.left))
+		wait_for_completion_io(&b.done);
+	if (is_vmalloc_addr(buf))
+		invalidate_kernel_vmap_range(buf, (size_t)n * len);
+	return blk_status_to_errno((__force blk_status_t)READ_ONCE(b.status));
+}
+
 /* ---------------------------------------------------------------------
  * Superblock
  */
@@ -318,6 +392,7 @@ static const struct hc_policy_ops *const hc_policies[] = {
 	[HC_POLICY_LOG]		= &hc_log_ops,
 	[HC_POLICY_LOGLRU]	= &hc_log_ops,
 	[HC_POLICY_BUFFERHASH]	= &hc_bh_ops,
+	[HC_POLICY_CASCADE]	= &hc_ca_ops,
 };
 
 /* the ops of policy @p, or NULL if there is no such policy */
@@ -1044,10 +1119,14 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 			r = -EFAULT;
 		return r;
 	}
+	case HC_IOC_STATS_V0:
 	case HC_IOC_STATS: {
-		struct hc_stats s;
+		struct hc_stats s = {};
+		/* a caller built before tier_hits gets what it knows of */
+		u32 size = cmd == HC_IOC_STATS_V0 ? HC_STATS_SIZE_V0 : sizeof(s);
 
-		r = hc_copy_in(&s, arg, sizeof(s));
+		static_assert(offsetof(struct hc_stats, tier_hits) == HC_STATS_SIZE_V0);
+		r = hc_copy_in(&s, arg, size);
 		if (r)
 			return r;
 		if (!hc_zero(&s.reserved0, sizeof(s) - offsetof(struct hc_stats, reserved0)))
@@ -1056,7 +1135,7 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		if (!ix)
 			return -ENOENT;
 		s = ix->st;
-		s.hdr.size = sizeof(s);
+		s.hdr.size = size;
 		s.hdr.version = HC_ABI_VERSION;
 		s.id = ix->id;
 		if (ix->ops->objects)
@@ -1067,7 +1146,7 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		s.ram_bits_per_object = s.objects ?
 			div64_u64(s.ram_bytes * 8000, s.objects) : 0;
 		hc_put_index(ix);
-		return copy_to_user(arg, &s, sizeof(s)) ? -EFAULT : 0;
+		return copy_to_user(arg, &s, size) ? -EFAULT : 0;
 	}
 	}
 	return -ENOTTY;

@@ -20,6 +20,7 @@
 #ifndef HC_FORMAT_H
 #define HC_FORMAT_H
 
+#include <linux/bits.h>
 #include <linux/types.h>
 
 #define HC_SB_MAGIC		0x48436163	/* "HCac" */
@@ -139,6 +140,49 @@ struct hc_bh_rec {
 	__le32 value_len;
 	__le32 pad;
 	__le64 seq;
+} __packed;
+
+/*
+ * Cascade Mapping: three regions, each after the one before it.
+ *
+ *   table_offset  T2: for each of ram_ways partitions, a FIFO ring of ways
+ *                 index blocks
+ *   (after T2)    T3: a circular log of index blocks up to log_offset, each
+ *                 the newest of one of sets buckets' chains
+ *   log_offset    the data: log_bytes / buffer_bytes slabs in a ring, each
+ *                 blocks as BufferHash's (struct hc_bh_block: table = the
+ *                 slab's place, slot = the block in it, gen = the slab's
+ *                 sequence number), objects packed as its records
+ *
+ * An index block is a header and entries. It counts only if its CRC (the
+ * whole block) checks, it names the format and the epoch (the superblock seq
+ * of the attach that last rebuilt the index from the slabs: every block of
+ * an earlier one is void), and it is at the place, with the sequence number,
+ * RAM expects. An entry is the key's hash and
+ * where its newest record was when it was made; it is stale, and never
+ * read, once its slab has been reused (zero-I/O demapping).
+ */
+#define HC_CA_IBLK_MAGIC	0x48436349	/* "HCcI" */
+#define HC_CA_T3_OWNER		BIT(31)	/* owner: a T3 bucket's block */
+#define HC_CA_TOMB		BIT(31)	/* loc: a delete */
+
+struct hc_ca_iblk {
+	__le32 magic;
+	__le32 crc;		/* of the whole block, crc zero */
+	__le64 format_id;
+	__le64 epoch;		/* the index's epoch when it was written */
+	__le64 seq;		/* index blocks written in that epoch, this one too */
+	__le32 owner;		/* T2: the partition; T3: HC_CA_T3_OWNER | the bucket */
+	__le32 count;		/* entries */
+	__le32 prev;		/* T3: the place of the bucket's block before this one */
+	__le32 pad;
+	__le64 prev_seq;	/* its seq; 0: none */
+} __packed;
+
+struct hc_ca_ent {
+	__le64 hash;
+	__le32 slab;		/* low 32 bits of the slab's sequence number */
+	__le32 loc;		/* the record's byte in its slab | HC_CA_TOMB */
 } __packed;
 
 #endif /* HC_FORMAT_H */

@@ -10,7 +10,9 @@
  *   hc-set.c     a key's set: hashing, slots on the device, hc_find
  *   hc-table.c   the table policies (Basic, Set, SetMem, SetMemLRU)
  *   hc-log.c     the log policies (Log, LogLRU) and LogLRU's spill region
- *   hc-bufferhash.c  BufferHash (CLAM): buffers, incarnations, Bloom filters
+ *   hc-bufferhash.c  BufferHash (CLAM): buffers, incarnations, Bloom filters,
+ *                the blocks of records Cascade's slabs are made of too
+ *   hc-cascade.c Cascade Mapping (SlickCache): T1 in RAM, T2 and T3 on flash
  *
  * The on-device format is in hc-format.h.
  */
@@ -301,19 +303,24 @@ static inline u64 hc_max_value(struct hc_index *ix)
 	return ix->max_value ?: ix->block_size - HC_SLOT_HDR_BYTES;
 }
 
+/* Cascade: what an index block read is (hc_ca_iblk_check) */
+enum { HC_CA_OK, HC_CA_OTHER, HC_CA_BAD };
+
 /* where a key goes: its super table, home and second block, filter hash */
 struct hc_bh_key {
 	u32 t, b1, b2;
 	u64 fx, fy;
 };
 
-/* the policies (hc-table.c, hc-log.c, hc-bufferhash.c), by HC_POLICY_* in hc_policies[] */
+/* the policies (hc-table.c, hc-log.c, hc-bufferhash.c, hc-cascade.c), in hc_policies[] */
 extern const struct hc_policy_ops hc_table_ops;
 extern const struct hc_policy_ops hc_log_ops;
 extern const struct hc_policy_ops hc_bh_ops;
+extern const struct hc_policy_ops hc_ca_ops;
 
 /* hc-core.c */
 int hc_io(struct hc_index *ix, enum req_op op, u64 off, void *buf, size_t len);
+int hc_io_batch(struct hc_index *ix, const u64 *offs, u32 n, void *buf, size_t len);
 u32 hc_crc_from(u32 seed, const void *p, size_t len, size_t crc_off);
 u32 hc_crc(const void *p, size_t len, size_t crc_off);
 void *hc_ram_alloc(struct hc_index *ix, u64 bytes);
@@ -342,6 +349,20 @@ int hc_find(struct hc_index *ix, const u8 *key, u32 klen, u64 set, u64 tag,
 /* hc-table.c */
 int hc_set_base(struct hc_index *ix, u64 set);
 
+/* hc-bufferhash.c: blocks of records (BufferHash's incarnations, Cascade's slabs) */
+#define HC_BH_HDR	sizeof(struct hc_bh_block)
+#define HC_BH_REC	sizeof(struct hc_bh_rec)
+
+static inline u32 hc_bh_rec_len(u32 klen, u64 vlen)
+{
+	return ALIGN(HC_BH_REC + klen + (u32)vlen, 8);
+}
+
+void hc_bh_seal(struct hc_bh_block *h);
+u32 hc_bh_rec_crc(struct hc_index *ix, u64 gen, const struct hc_bh_rec *r, u32 klen, u32 vlen);
+bool hc_bh_block_ok(struct hc_index *ix, const struct hc_bh_block *b, u32 t, u32 s, u64 *gen);
+const struct hc_bh_rec *hc_bh_next(struct hc_index *ix, const u8 *blk, u32 *off, bool *torn);
+
 /* hc-log.c */
 bool hc_log_live(struct hc_index *ix, u64 f);
 int hc_log_read(struct hc_index *ix, u64 off, u64 glen, void *dst);
@@ -366,9 +387,8 @@ void hc_bh_locate(struct hc_index *ix, const u8 *key, u32 klen, struct hc_bh_key
 u64 hc_bh_candidates(struct hc_index *ix, const struct hc_bh_key *l);
 void hc_bh_filter_add(struct hc_index *ix, const struct hc_bh_key *l, u32 s);
 void hc_bh_drop_slot(struct hc_index *ix, u32 t, u32 s);
-bool hc_bh_block_ok(struct hc_index *ix, const struct hc_bh_block *b, u32 t, u32 s, u64 *gen);
-u32 hc_bh_rec_crc(struct hc_index *ix, u64 gen, const struct hc_bh_rec *r, u32 klen, u32 vlen);
-const struct hc_bh_rec *hc_bh_next(struct hc_index *ix, const u8 *blk, u32 *off, bool *torn);
+bool hc_ca_live(u64 cur, u32 nslabs, u32 slab);
+int hc_ca_iblk_check(struct hc_index *ix, const void *blk, u32 owner, u64 epoch, u64 seq);
 #else
 #define HC_TESTABLE static
 #endif

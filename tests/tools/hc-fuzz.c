@@ -111,6 +111,25 @@ int main(int argc, char **argv)
 	s.hdr = (struct hc_hdr)HDR(s);
 	s.id = id;
 	check(!io(ctl, HC_IOC_STATS, &s) && s.objects >= 1, "STATS");
+	{
+		/* a caller built before tier_hits: its smaller struct, nothing written past it */
+		union { struct hc_stats s; char b[sizeof(struct hc_stats)]; } v0;
+		size_t k;
+		int bad = 0;
+
+		memset(&v0, 0xa5, sizeof(v0));
+		memset(&v0, 0, HC_STATS_SIZE_V0);
+		v0.s.hdr.size = HC_STATS_SIZE_V0;
+		v0.s.hdr.version = HC_ABI_VERSION;
+		v0.s.id = id;
+		check(!io(ctl, HC_IOC_STATS_V0, &v0) && v0.s.objects == s.objects &&
+		      v0.s.hdr.size == HC_STATS_SIZE_V0, "STATS of the size before tier_hits");
+		for (k = HC_STATS_SIZE_V0; k < sizeof(v0); k++)
+			bad |= (unsigned char)v0.b[k] != 0xa5;
+		check(!bad, "STATS of the size before tier_hits: nothing written past it");
+		v0.s.hdr.size = sizeof(struct hc_stats);
+		check(io(ctl, HC_IOC_STATS_V0, &v0) == -EINVAL, "STATS_V0 with the new size: EINVAL");
+	}
 
 	/* hand-made bad structs: the errno each must get */
 #define EXPECT(want, cmd, arg, what) do { \

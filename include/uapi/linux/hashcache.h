@@ -32,6 +32,7 @@ enum hc_policy {
 	HC_POLICY_LOG		= 5,	/* a log on the device, tag + offset in RAM */
 	HC_POLICY_LOGLRU	= 6,	/* Log with K of N ways' log offsets per set in RAM */
 	HC_POLICY_BUFFERHASH	= 7,	/* BufferHash: RAM buffers, Bloom-filtered incarnations */
+	HC_POLICY_CASCADE	= 8,	/* Cascade Mapping: CLOCK in RAM, 2 tiers on flash */
 };
 
 /* hc_format.flags */
@@ -49,6 +50,10 @@ struct hc_hdr {
  * the fields its own way: sets = super tables (0: as many as fit), ways =
  * incarnations a super table (2 to 64; 0 = 16), tag_bits = Bloom filter bits
  * per 256 bytes of an incarnation, log_bytes = room for all incarnations.
+ * CASCADE too: buffer_bytes = a slab (0 = 1 MiB), log_bytes = the slabs,
+ * ram_ways = partitions (1 to 32), ways = T2 blocks a partition (2 to 64),
+ * sets = T3 buckets, resident_sets = T1 entries (0: each as fits the
+ * device, T1 a tenth of the objects it holds); no tag_bits.
  */
 struct hc_format {
 	struct hc_hdr hdr;
@@ -176,7 +181,12 @@ struct hc_stats {
 	__u64 torn_records;	/* slots or records a crash left torn, found at attach */
 	__u64 bad_entries;	/* LOGLRU: spill entries out of range, ignored */
 	__u64 reserved;
+	/* added later: a caller built before them uses HC_IOC_STATS_V0 (the same number) */
+	__u64 tier_hits[3];	/* CASCADE: lookups settled in T1, T2, T3 (a hit or a tombstone) */
+	__u64 tier_reads[3];	/* CASCADE: index blocks read in T2, T3 ([0]: none, T1 is RAM) */
 };
+
+#define HC_STATS_SIZE_V0	256	/* bytes of the struct before tier_hits */
 
 #define HC_IOC_MAGIC		0xC4
 #define HC_IOC_FORMAT		_IOW(HC_IOC_MAGIC, 1, struct hc_format)
@@ -190,5 +200,7 @@ struct hc_stats {
 #define HC_IOC_GET_INFO		_IOWR(HC_IOC_MAGIC, 9, struct hc_info)
 #define HC_IOC_STATS		_IOWR(HC_IOC_MAGIC, 10, struct hc_stats)
 #define HC_IOC_FIND		_IOWR(HC_IOC_MAGIC, 11, struct hc_find)
+/* HC_IOC_STATS of a caller built before tier_hits: hdr.size HC_STATS_SIZE_V0 */
+#define HC_IOC_STATS_V0		_IOC(_IOC_READ | _IOC_WRITE, HC_IOC_MAGIC, 10, HC_STATS_SIZE_V0)
 
 #endif /* _UAPI_LINUX_HASHCACHE_H */

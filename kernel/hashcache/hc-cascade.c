@@ -1,0 +1,1389 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The Cascade Mapping policy (SlickCache, Wang et al., SoCC 2018), for
+ * HashCache's objects.
+ *
+ * Objects are records in slabs (BufferHash's blocks of records), written in
+ * a ring: a PUT appends to the open slab in RAM, a full slab is written in
+ * one sequential write, and the next slab reuses the oldest's place. Where
+ * each key's newest record is - a mapping: its 64-bit hash, the slab's
+ * sequence number and the record's byte - lives in one of three tiers:
+ *
+ *   T1  RAM: a hash table in partitions, each with CLOCK over its entries
+ *       (a reference and a dirty bit). A partition full, CLOCK evicts: a
+ *       dirty entry goes down to T2, a clean one (its copy is on flash) is
+ *       dropped.
+ *   T2  flash: per partition, a FIFO ring of index blocks, unindexed. A block
+ *       is filled in RAM and written whole. A lookup reads the ring newest
+ *       first, in batches of HC_CA_BATCH blocks issued under one plug, and
+ *       scans them in RAM. When the ring is full, the oldest block is read
+ *       and its entries that are not stale go down to T3.
+ *   T3  flash: a hash of buckets. Each bucket fills a block in RAM, written
+ *       as the newest of the bucket's chain (each block names the one
+ *       before it) in one circular log. A lookup walks the chain newest
+ *       first. When the log comes round, the oldest blocks go, and with
+ *       them what the slab ring has mostly made stale.
+ *
+ * A lookup asks T1, then T2 (RAM block, then ring), then T3 (RAM block,
+ * then chain): a newer mapping of a key is always in a tier asked earlier
+ * or earlier in its tier, so the first entry of the key's hash settles it.
+ * A hit in T2 or T3 is promoted to T1, clean. The record is read and its
+ * key compared in full before anything is returned; a hash that matches
+ * another key's record is passed over.
+ *
+ * Zero-I/O demapping: a mapping whose slab has been reused (sequence number
+ * at or below the open slab's minus the slabs) is stale, and neither read
+ * nor moved; nothing on flash is ever rewritten to invalidate it. Delete
+ * appends a tombstone record, whose mapping shadows older ones the same
+ * way.
+ *
+ * Durability is the Log policy's: the open slab reaches the device at
+ * HC_IOC_FLUSH, at detach, at a LOOKUP of a record in it, or when it is
+ * full; a block of it is only ever appended to. The index need not be
+ * durable. A clean detach checkpoints it (T1, the RAM blocks, the places
+ * and seqs of the T2 rings and T3 chains), and a clean attach reads that and
+ * the open slab back. Any other attach replays the slabs, oldest first, into
+ * T1, in a new epoch: T2 and T3 are written afresh, and no index block of
+ * an earlier epoch counts. That is O(device), as the other policies' scans;
+ * the paper's checkpoint every N slabs plus replay is not built, nor T3's
+ * compaction into a wide inactive table with its jump list of Bloom
+ * filters, nor GC's hit mode (copy forward what T1 holds).
+ *
+ * Nothing read from the device is used before it is checked: an index
+ * block's CRC, format, epoch, owner, place, sequence number and entry
+ * count; an entry's slab and byte; the record's block header, CRC and key;
+ * every word of a checkpoint (hc_ca_ckpt_load). A check that fails never
+ * lets a lookup go on to a tier below, where an older value of the key may
+ * be: a record that does not check is a miss, and an index block RAM names
+ * that is not there stops the index (EIO) until an attach rebuilds it.
+ */
+
+#include <linux/crc32c.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "hc-int.h"
+
+#define HC_CA_DEF_SLAB		SZ_1M		/* Fatcache's slab */
+#define HC_CA_MAX_SLAB		SZ_1M		/* one write, one buffer in RAM */
+#define HC_CA_MAX_PARTS		32		/* the paper's partitions */
+#define HC_CA_MAX_BUCKETS	1024		/* the paper's active table */
+#define HC_CA_BATCH		8		/* T2 blocks read at once */
+#define HC_CA_OBJ		512		/* bytes an object, for sizes */
+#define HC_CA_IHDR		sizeof(struct hc_ca_iblk)
+#define HC_CA_ENT		sizeof(struct hc_ca_ent)
+
+/* a T1 entry's flags */
+#define HC_CA_USED	1
+#define HC_CA_REF	2
+#define HC_CA_DIRTY	4
+
+struct hc_ca_t1 {
+	u64 hash;
+	u32 slab, loc;		/* as struct hc_ca_ent */
+	u32 next;		/* the next entry in its hash chain, + 1; 0: none */
+	u32 flags;
+};
+
+struct hc_ca {
+	u32 parts, depth, epb;		/* partitions, T2 blocks each, entries a block */
+	u32 t1_per, t1_buckets;		/* T1 entries and hash chains a partition */
+	u32 nslabs, slab_bytes, nblk;
+	u32 buckets, t3_blocks, t3_head;
+	u64 t2_off, t3_off;
+	u64 cur;			/* the open slab's sequence number */
+	u32 wblk, fblk;			/* open slab: first block not written whole; last */
+	bool dirty;			/* open slab: records not yet written */
+	u64 epoch;			/* index blocks count if of this epoch, */
+	u64 iseq;			/* and their seq is at most this */
+	bool broken;			/* an index block RAM names did not check: EIO */
+	struct hc_ca_t1 *t1;		/* parts x t1_per */
+	u32 *t1_head;			/* parts x t1_buckets: first entry + 1 */
+	u32 *t1_free, *t1_hand;		/* parts: free list (entry + 1), CLOCK hand */
+	u8 *slab;			/* the open slab */
+	/* RAM blocks: each partition's next T2 block, then each bucket's next T3 block */
+	u8 *pend, *t2_pend, *t3_pend;
+	/* one array (the checkpoint's third part), in these pieces: */
+	u64 *meta;
+	u64 *t2_seq;			/* parts x depth: each place's block, 0: none */
+	u64 *t3_seq;			/* buckets: the newest block of the chain's seq, 0: none */
+	u64 *t2_head;			/* parts: the place the next block goes to */
+	u64 *t3_place;			/* buckets: the newest block's place */
+	u64 *recs;			/* nslabs: records in each slab place */
+	size_t meta_len, pend_len, t1_len;	/* bytes */
+	u8 *batch;			/* HC_CA_BATCH blocks read */
+};
+
+/* what a lookup found: the tier (0: nothing), the record, its place */
+struct hc_ca_res {
+	u32 tier;
+	bool dead;			/* a tombstone or a stale mapping: a miss */
+	u32 slab, loc;
+	const struct hc_bh_rec *r;
+	u64 dev_off;			/* of the record */
+};
+
+static struct hc_ca *hc_ca(struct hc_index *ix)
+{
+	return ix->priv;
+}
+
+static u32 hc_ca_part(struct hc_ca *ca, u64 h)
+{
+	return (u32)(h >> 40) % ca->parts;
+}
+
+static u32 hc_ca_bucket(struct hc_ca *ca, u64 h)
+{
+	return (u32)(h >> 8) % ca->buckets;
+}
+
+/* Is a mapping into the slab of sequence number low 32 bits @slab live? */
+HC_TESTABLE bool hc_ca_live(u64 cur, u32 nslabs, u32 slab)
+{
+	u32 d = (u32)cur - slab;
+
+	return d < nslabs && d < cur;
+}
+
+/* the whole sequence number of a live mapping's slab */
+static u64 hc_ca_seq(struct hc_ca *ca, u32 slab)
+{
+	return ca->cur - (u32)((u32)ca->cur - slab);
+}
+
+/* the place in the ring of the slab of sequence number @seq */
+static u32 hc_ca_place(struct hc_ca *ca, u64 seq)
+{
+	u32 place;
+
+	div_u64_rem(seq, ca->nslabs, &place);
+	return place;
+}
+
+static u64 hc_ca_slab_off(struct hc_index *ix, u64 seq)
+{
+	struct hc_ca *ca = hc_ca(ix);
+
+	return ix->log_off + (u64)hc_ca_place(ca, seq) * ca->slab_bytes;
+}
+
+/* ---------------------------------------------------------------------
+ * Index blocks
+ */
+
+static u32 hc_ca_iblk_crc(struct hc_index *ix, const void *blk)
+{
+	return hc_crc(blk, ix->block_size, offsetof(struct hc_ca_iblk, crc));
+}
+
+static void hc_ca_iblk_init(struct hc_index *ix, void *blk, u32 owner)
+{
+	struct hc_ca_iblk *b = blk;
+
+	memset(blk, 0, ix->block_size);
+	b->magic = cpu_to_le32(HC_CA_IBLK_MAGIC);
+	b->format_id = cpu_to_le64(ix->format_id);
+	b->epoch = cpu_to_le64(hc_ca(ix)->epoch);
+	b->owner = cpu_to_le32(owner);
+}
+
+/*
+ * Is @blk the block of @owner written in epoch @epoch at sequence number
+ * @seq (HC_CA_OK)? If not: another block this index wrote in that epoch
+ * (HC_CA_OTHER: the place was written again since), or a block no index
+ * wrote in it (HC_CA_BAD: the device changed under the index). The
+ * entries are checked one by one where they are used.
+ */
+
+HC_TESTABLE int hc_ca_iblk_check(struct hc_index *ix, const void *blk, u32 owner, u64 epoch,
+				 u64 seq)
+{
+	const struct hc_ca_iblk *b = blk;
+	u32 epb = (ix->block_size - HC_CA_IHDR) / HC_CA_ENT;
+
+	if (le32_to_cpu(b->magic) != HC_CA_IBLK_MAGIC ||
+	    le64_to_cpu(b->format_id) != ix->format_id || le64_to_cpu(b->epoch) != epoch ||
+	    le32_to_cpu(b->count) > epb || b->pad ||
+	    le32_to_cpu(b->crc) != hc_ca_iblk_crc(ix, blk))
+		return HC_CA_BAD;
+	return le64_to_cpu(b->seq) == seq && le32_to_cpu(b->owner) == owner ? HC_CA_OK :
+	       HC_CA_OTHER;
+}
+
+/*
+ * An index block RAM names is not there: mappings newer than what the
+ * tiers below hold may be lost, so no lookup can be answered (an older value
+ * could come up) until an attach rebuilds the index from the slabs. The
+ * slabs are sound: FLUSH and detach still write them, and detach writes no
+ * checkpoint.
+ */
+static int hc_ca_broken(struct hc_index *ix, const char *what)
+{
+	if (!hc_ca(ix)->broken)
+		pr_warn("hashcache: %pg: a %s index block is not what the index wrote there: lookups fail (EIO) until the next attach rebuilds the index\n",
+			ix->bdev, what);
+	hc_ca(ix)->broken = true;
+	ix->write_failed = true;
+	ix->st.bad_entries++;
+	return -EIO;
+}
+
+static struct hc_ca_ent *hc_ca_ents(void *blk)
+{
+	return blk + HC_CA_IHDR;
+}
+
+/* write the RAM block @blk at @off, numbered and sealed; its seq */
+static int hc_ca_iblk_write(struct hc_index *ix, void *blk, u64 off, u64 *seq)
+{
+	struct hc_ca_iblk *b = blk;
+	int r;
+
+	b->seq = cpu_to_le64(hc_ca(ix)->iseq + 1);
+	b->crc = 0;
+	b->crc = cpu_to_le32(hc_ca_iblk_crc(ix, blk));
+	r = hc_io(ix, REQ_OP_WRITE, off, blk, ix->block_size);
+	if (r)
+		return r;
+	*seq = ++hc_ca(ix)->iseq;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * T3: buckets of chains in a circular log
+ */
+
+static u8 *hc_ca_t3_buf(struct hc_index *ix, u32 b)
+{
+	return hc_ca(ix)->t3_pend + (size_t)b * ix->block_size;
+}
+
+/* write bucket @bk's RAM block as the newest of its chain, and start another */
+static int hc_ca_t3_write(struct hc_index *ix, u32 bk)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	struct hc_ca_iblk *b = (void *)hc_ca_t3_buf(ix, bk);
+	u64 seq;
+	int r;
+
+	b->prev = cpu_to_le32(ca->t3_place[bk]);
+	b->prev_seq = cpu_to_le64(ca->t3_seq[bk]);
+	r = hc_ca_iblk_write(ix, b, ca->t3_off + (u64)ca->t3_head * ix->block_size, &seq);
+	if (r)
+		return r;
+	ca->t3_place[bk] = ca->t3_head;
+	ca->t3_seq[bk] = seq;
+	ca->t3_head = (ca->t3_head + 1) % ca->t3_blocks;
+	hc_ca_iblk_init(ix, b, HC_CA_T3_OWNER | bk);
+	return 0;
+}
+
+static int hc_ca_t3_add(struct hc_index *ix, const struct hc_ca_ent *e)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u32 bk = hc_ca_bucket(ca, le64_to_cpu(e->hash));
+	struct hc_ca_iblk *b = (void *)hc_ca_t3_buf(ix, bk);
+	u32 n = le32_to_cpu(b->count);
+	int r;
+
+	if (n == ca->epb) {
+		r = hc_ca_t3_write(ix, bk);
+		if (r)
+			return r;
+		n = 0;
+	}
+	hc_ca_ents(b)[n] = *e;
+	b->count = cpu_to_le32(n + 1);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * T2: a FIFO of blocks a partition
+ */
+
+static u8 *hc_ca_t2_buf(struct hc_index *ix, u32 p)
+{
+	return hc_ca(ix)->t2_pend + (size_t)p * ix->block_size;
+}
+
+static u64 hc_ca_t2_off(struct hc_index *ix, u32 p, u32 place)
+{
+	struct hc_ca *ca = hc_ca(ix);
+
+	return ca->t2_off + ((u64)p * ca->depth + place) * ix->block_size;
+}
+
+/*
+ * Write partition @p's RAM block into its ring. The ring full, its oldest
+ * block is read first and what of it is not stale goes down to T3.
+ */
+static int hc_ca_t2_write(struct hc_index *ix, u32 p)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u32 place = ca->t2_head[p], i, n;
+	u64 *sq = &ca->t2_seq[(size_t)p * ca->depth + place], seq;
+	int r;
+
+	if (*sq) {
+		void *old = ca->batch;
+
+		r = hc_io(ix, REQ_OP_READ, hc_ca_t2_off(ix, p, place), old, ix->block_size);
+		if (r)
+			return r;
+		if (hc_ca_iblk_check(ix, old, p, ca->epoch, *sq) != HC_CA_OK)
+			return hc_ca_broken(ix, "T2");
+		n = le32_to_cpu(((struct hc_ca_iblk *)old)->count);
+		for (i = 0; i < n; i++) {
+			const struct hc_ca_ent *e = &hc_ca_ents(old)[i];
+
+			if (!hc_ca_live(ca->cur, ca->nslabs, le32_to_cpu(e->slab)))
+				continue;
+			if (hc_ca_part(ca, le64_to_cpu(e->hash)) != p)
+				return hc_ca_broken(ix, "T2");
+			r = hc_ca_t3_add(ix, e);
+			if (r)
+				return r;
+		}
+		*sq = 0;
+	}
+	r = hc_ca_iblk_write(ix, hc_ca_t2_buf(ix, p), hc_ca_t2_off(ix, p, place), &seq);
+	if (r)
+		return r;
+	*sq = seq;
+	ca->t2_head[p] = (place + 1) % ca->depth;
+	hc_ca_iblk_init(ix, hc_ca_t2_buf(ix, p), p);
+	return 0;
+}
+
+/* an entry demoted from T1 into partition @p's RAM block */
+static int hc_ca_t2_add(struct hc_index *ix, u32 p, const struct hc_ca_t1 *t)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	struct hc_ca_iblk *b = (void *)hc_ca_t2_buf(ix, p);
+	struct hc_ca_ent *e;
+	u32 n = le32_to_cpu(b->count);
+	int r;
+
+	if (n == ca->epb) {
+		r = hc_ca_t2_write(ix, p);
+		if (r)
+			return r;
+		n = 0;
+	}
+	e = &hc_ca_ents(b)[n];
+	e->hash = cpu_to_le64(t->hash);
+	e->slab = cpu_to_le32(t->slab);
+	e->loc = cpu_to_le32(t->loc);
+	b->count = cpu_to_le32(n + 1);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * T1: CLOCK in RAM
+ */
+
+static u32 *hc_ca_t1_chain(struct hc_ca *ca, u32 p, u64 h)
+{
+	return &ca->t1_head[(size_t)p * ca->t1_buckets + (u32)h % ca->t1_buckets];
+}
+
+static struct hc_ca_t1 *hc_ca_t1_find(struct hc_ca *ca, u32 p, u64 h)
+{
+	u32 i = *hc_ca_t1_chain(ca, p, h);
+
+	while (i) {
+		struct hc_ca_t1 *t = &ca->t1[i - 1];
+
+		if (t->hash == h)
+			return t;
+		i = t->next;
+	}
+	return NULL;
+}
+
+static void hc_ca_t1_unlink(struct hc_ca *ca, u32 p, struct hc_ca_t1 *t)
+{
+	u32 *link = hc_ca_t1_chain(ca, p, t->hash), me = t - ca->t1 + 1;
+
+	while (*link && *link != me)
+		link = &ca->t1[*link - 1].next;
+	if (*link)
+		*link = t->next;
+	t->flags = 0;
+	t->next = ca->t1_free[p];
+	ca->t1_free[p] = me;
+}
+
+/*
+ * A free entry in partition @p: off the free list, or the one CLOCK evicts
+ * (a dirty one goes down to T2 first: an error there evicts nothing).
+ */
+static int hc_ca_t1_room(struct hc_index *ix, u32 p)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u32 base = p * ca->t1_per, n;
+	int r;
+
+	if (ca->t1_free[p])
+		return 0;
+	for (n = 0; n <= 2 * ca->t1_per; n++) {
+		struct hc_ca_t1 *t = &ca->t1[base + ca->t1_hand[p]];
+
+		ca->t1_hand[p] = (ca->t1_hand[p] + 1) % ca->t1_per;
+		if (!hc_ca_live(ca->cur, ca->nslabs, t->slab)) {
+			hc_ca_t1_unlink(ca, p, t);
+			return 0;
+		}
+		if (t->flags & HC_CA_REF) {
+			t->flags &= ~HC_CA_REF;
+			continue;
+		}
+		if (t->flags & HC_CA_DIRTY) {
+			r = hc_ca_t2_add(ix, p, t);
+			if (r)
+				return r;
+		}
+		hc_ca_t1_unlink(ca, p, t);
+		return 0;
+	}
+	WARN_ON_ONCE(1);	/* (every entry is in use: CLOCK's second round finds one) */
+	return -EIO;
+}
+
+/* @h maps to @slab, @loc now (hc_ca_t1_room made room) */
+static void hc_ca_t1_set(struct hc_index *ix, u64 h, u32 slab, u32 loc, bool dirty)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u32 p = hc_ca_part(ca, h), *chain;
+	struct hc_ca_t1 *t = hc_ca_t1_find(ca, p, h);
+
+	if (!t) {
+		if (WARN_ON_ONCE(!ca->t1_free[p]))
+			return;
+		t = &ca->t1[ca->t1_free[p] - 1];
+		ca->t1_free[p] = t->next;
+		chain = hc_ca_t1_chain(ca, p, h);
+		t->hash = h;
+		t->next = *chain;
+		*chain = t - ca->t1 + 1;
+		t->flags = HC_CA_USED;
+	}
+	t->slab = slab;
+	t->loc = loc;
+	t->flags |= HC_CA_REF | (dirty ? HC_CA_DIRTY : 0);
+}
+
+/* ---------------------------------------------------------------------
+ * Slabs
+ */
+
+static struct hc_bh_block *hc_ca_sblk(struct hc_index *ix, u32 b)
+{
+	return (void *)(hc_ca(ix)->slab + (size_t)b * ix->block_size);
+}
+
+/* block @b of the open slab, empty, for the slab of sequence number @seq */
+static void hc_ca_sblk_init(struct hc_index *ix, u32 b, u64 seq)
+{
+	struct hc_bh_block *h = hc_ca_sblk(ix, b);
+
+	memset(h, 0, ix->block_size);
+	h->magic = cpu_to_le32(HC_BH_BLOCK_MAGIC);
+	h->format_id = cpu_to_le64(ix->format_id);
+	h->gen = cpu_to_le64(seq);
+	h->table = cpu_to_le32(hc_ca_place(hc_ca(ix), seq));
+	h->slot = cpu_to_le16(b);
+}
+
+/* the open slab, a new one of sequence number @seq, at its place in the ring */
+static void hc_ca_slab_open(struct hc_index *ix, u64 seq)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u32 place = hc_ca_place(ca, seq), b;
+
+	for (b = 0; b < ca->nblk; b++)
+		hc_ca_sblk_init(ix, b, seq);
+	ca->cur = seq;
+	ca->wblk = 0;
+	ca->fblk = 0;
+	ca->dirty = false;
+	/* (what the place held is gone: its mappings are stale from now on) */
+	ix->st.evictions += ca->recs[place];
+	ca->recs[place] = 0;
+}
+
+/* write the open slab's blocks not yet written whole, in one write */
+static int hc_ca_slab_write(struct hc_index *ix)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u32 b;
+	int r;
+
+	if (!ca->dirty)
+		return 0;
+	for (b = ca->wblk; b <= ca->fblk; b++)
+		hc_bh_seal(hc_ca_sblk(ix, b));
+	r = hc_io(ix, REQ_OP_WRITE, hc_ca_slab_off(ix, ca->cur) + (u64)ca->wblk * ix->block_size,
+		  hc_ca_sblk(ix, ca->wblk), (size_t)(ca->fblk - ca->wblk + 1) * ix->block_size);
+	if (r)
+		return r;
+	ca->wblk = ca->fblk;
+	ca->dirty = false;
+	return 0;
+}
+
+/* append a record to the open slab (a full one written, the next opened); its place */
+static int hc_ca_append(struct hc_index *ix, const u8 *key, u32 klen, const void *val,
+			u64 vlen, bool tomb, u32 *slab, u32 *loc)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u32 len = hc_bh_rec_len(klen, vlen), room = ix->block_size - HC_BH_HDR, used;
+	struct hc_bh_block *h = hc_ca_sblk(ix, ca->fblk);
+	struct hc_bh_rec *rec;
+	int r;
+
+	if (le32_to_cpu(h->used) + len > room) {
+		if (ca->fblk + 1 == ca->nblk) {
+			r = hc_ca_slab_write(ix);
+			if (r)
+				return r;
+			hc_ca_slab_open(ix, ca->cur + 1);
+			ix->st.log_wraps += !(hc_ca_place(ca, ca->cur));
+		} else {
+			ca->fblk++;
+		}
+		h = hc_ca_sblk(ix, ca->fblk);
+	}
+	used = le32_to_cpu(h->used);
+	rec = (void *)((u8 *)h + HC_BH_HDR + used);
+	memset(rec, 0, len);
+	rec->key_len = cpu_to_le16(klen);
+	rec->flags = cpu_to_le16(tomb ? HC_BH_TOMB : 0);
+	rec->value_len = cpu_to_le32(vlen);
+	rec->seq = cpu_to_le64(++ix->wseq);
+	memcpy(rec + 1, key, klen);
+	if (vlen)
+		memcpy((u8 *)(rec + 1) + klen, val, vlen);
+	rec->crc = cpu_to_le32(hc_bh_rec_crc(ix, ca->cur, rec, klen, vlen));
+	h->used = cpu_to_le32(used + len);
+	ca->dirty = true;
+	ca->recs[hc_ca_place(ca, ca->cur)]++;
+	*slab = (u32)ca->cur;
+	*loc = ca->fblk * ix->block_size + HC_BH_HDR + used;
+	return 0;
+}
+
+/*
+ * The record a live mapping names, checked (NULL: none there - a crash tore
+ * it, or the device was written under the index). From the open slab, or
+ * one block read into ix->buf.
+ */
+static int hc_ca_record(struct hc_index *ix, u32 slab, u32 loc, const struct hc_bh_rec **out,
+			u64 *dev_off)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u64 seq = hc_ca_seq(ca, slab), gen;
+	u32 b = loc / ix->block_size, off = loc % ix->block_size;
+	const u8 *blk;
+	bool torn = false;
+	int r;
+
+	*out = NULL;
+	if (b >= ca->nblk || off < HC_BH_HDR || !IS_ALIGNED(off, 8))
+		return 0;
+	*dev_off = hc_ca_slab_off(ix, seq) + loc;
+	if (seq == ca->cur) {
+		blk = (u8 *)hc_ca_sblk(ix, b);
+	} else {
+		r = hc_io(ix, REQ_OP_READ, hc_ca_slab_off(ix, seq) + (u64)b * ix->block_size,
+			  ix->buf, ix->block_size);
+		if (r)
+			return r;
+		blk = ix->buf;
+		if (!hc_bh_block_ok(ix, ix->buf, hc_ca_place(ca, seq), b, &gen) || gen != seq)
+			return 0;
+	}
+	*out = hc_bh_next(ix, blk, &off, &torn);
+	return 0;
+}
+
+/*
+ * Does the mapping @slab, @loc settle @key's lookup (1), or is it another
+ * key's (0)? Stale and tombstone mappings settle it as a miss.
+ */
+static int hc_ca_try(struct hc_index *ix, const u8 *key, u32 klen, u32 slab, u32 loc,
+		     u32 tier, struct hc_ca_res *res)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	const struct hc_bh_rec *r;
+	int err;
+
+	res->tier = tier;
+	res->slab = slab;
+	res->loc = loc;
+	res->r = NULL;
+	res->dead = true;
+	if (!hc_ca_live(ca->cur, ca->nslabs, slab) || (loc & HC_CA_TOMB))
+		return 1;
+	err = hc_ca_record(ix, slab, loc, &r, &res->dev_off);
+	if (err)
+		return err;
+	/*
+	 * The key's newest mapping names no record that checks (the device
+	 * changed under the index): a miss, never an older value below it
+	 */
+	if (!r) {
+		ix->st.bad_entries++;
+		return 1;
+	}
+	if (le16_to_cpu(r->key_len) != klen || memcmp(r + 1, key, klen)) {
+		ix->st.false_positives++;
+		res->tier = 0;
+		return 0;
+	}
+	res->dead = le16_to_cpu(r->flags) & HC_BH_TOMB;
+	res->r = r;
+	return 1;
+}
+
+/* the newest entry of hash @h in the checked index block @blk, from its end */
+static int hc_ca_scan(struct hc_index *ix, const void *blk, u64 h, const u8 *key, u32 klen,
+		      u32 tier, struct hc_ca_res *res)
+{
+	const struct hc_ca_ent *e = hc_ca_ents((void *)blk);
+	u32 n = le32_to_cpu(((const struct hc_ca_iblk *)blk)->count);
+	int r;
+
+	while (n--) {
+		if (le64_to_cpu(e[n].hash) != h)
+			continue;
+		r = hc_ca_try(ix, key, klen, le32_to_cpu(e[n].slab), le32_to_cpu(e[n].loc), tier,
+			      res);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* partition @p's ring, newest first, HC_CA_BATCH blocks a read */
+static int hc_ca_find_t2(struct hc_index *ix, u32 p, u64 h, const u8 *key, u32 klen,
+			 struct hc_ca_res *res)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u64 offs[HC_CA_BATCH], want[HC_CA_BATCH];
+	u32 i = 0, n, k;
+	int r;
+
+	while (i < ca->depth) {
+		for (n = 0; n < HC_CA_BATCH && i < ca->depth; i++) {
+			u32 place = (ca->t2_head[p] + ca->depth - 1 - i) % ca->depth;
+			u64 sq = ca->t2_seq[(size_t)p * ca->depth + place];
+
+			if (!sq) {
+				i = ca->depth;	/* the ring has no older block */
+				break;
+			}
+			offs[n] = hc_ca_t2_off(ix, p, place);
+			want[n++] = sq;
+		}
+		if (!n)
+			return 0;
+		r = hc_io_batch(ix, offs, n, ca->batch, ix->block_size);
+		ix->st.tier_reads[1] += n;
+		if (r)
+			return r;
+		for (k = 0; k < n; k++) {
+			const void *blk = ca->batch + (size_t)k * ix->block_size;
+
+			if (hc_ca_iblk_check(ix, blk, p, ca->epoch, want[k]) != HC_CA_OK)
+				return hc_ca_broken(ix, "T2");
+			r = hc_ca_scan(ix, blk, h, key, klen, 2, res);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* bucket @bk's chain, newest first */
+static int hc_ca_find_t3(struct hc_index *ix, u32 bk, u64 h, const u8 *key, u32 klen,
+			 struct hc_ca_res *res)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u32 place = ca->t3_place[bk], steps;
+	u64 sq = ca->t3_seq[bk];
+	void *blk = ca->batch;
+	int r;
+
+	for (steps = 0; sq && steps < ca->t3_blocks; steps++) {
+		const struct hc_ca_iblk *b = blk;
+
+		r = hc_io(ix, REQ_OP_READ, ca->t3_off + (u64)place * ix->block_size, blk,
+			  ix->block_size);
+		ix->st.tier_reads[2]++;
+		if (r)
+			return r;
+		/* the log came round over it: the chain ends here */
+		switch (hc_ca_iblk_check(ix, blk, HC_CA_T3_OWNER | bk, ca->epoch, sq)) {
+		case HC_CA_OTHER:
+			return 0;
+		case HC_CA_BAD:
+			return hc_ca_broken(ix, "T3");
+		}
+		r = hc_ca_scan(ix, blk, h, key, klen, 3, res);
+		if (r)
+			return r;
+		place = le32_to_cpu(b->prev);
+		sq = le64_to_cpu(b->prev_seq);
+		if (place >= ca->t3_blocks || sq >= le64_to_cpu(b->seq))
+			return 0;
+	}
+	return 0;
+}
+
+/* @key's newest mapping, tier by tier; res->tier 0: none */
+static int hc_ca_find(struct hc_index *ix, const u8 *key, u32 klen, u64 h,
+		      struct hc_ca_res *res)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u32 p = hc_ca_part(ca, h), bk = hc_ca_bucket(ca, h);
+	struct hc_ca_t1 *t = hc_ca_t1_find(ca, p, h);
+	int r;
+
+	res->tier = 0;
+	if (t) {
+		r = hc_ca_try(ix, key, klen, t->slab, t->loc, 1, res);
+		if (r) {
+			t->flags |= HC_CA_REF;
+			return r < 0 ? r : 0;
+		}
+	}
+	r = hc_ca_scan(ix, hc_ca_t2_buf(ix, p), h, key, klen, 2, res) ?:
+	    hc_ca_find_t2(ix, p, h, key, klen, res) ?:
+	    hc_ca_scan(ix, hc_ca_t3_buf(ix, bk), h, key, klen, 3, res) ?:
+	    hc_ca_find_t3(ix, bk, h, key, klen, res);
+	if (r < 0)
+		return r;
+	if (!r)
+		res->tier = 0;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * The ops
+ */
+
+static int hc_ca_lookup(struct hc_index *ix, const u8 *key, u32 klen, void *kval,
+			struct hc_object *o)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u64 io0 = ix->st.read_ios + ix->st.write_ios, h = siphash(key, klen, &ix->hkey);
+	struct hc_ca_res res;
+	int err;
+
+	if (ca->broken)
+		return -EIO;
+	ix->st.lookups++;
+	err = hc_ca_find(ix, key, klen, h, &res);
+	if (!err && res.tier)
+		ix->st.tier_hits[res.tier - 1]++;
+	o->found = !err && res.tier && !res.dead;
+	/* LOOKUP hands out a device offset: a record in the open slab must be there */
+	if (o->found && !kval && hc_ca_seq(ca, res.slab) == ca->cur)
+		err = hc_ca_slab_write(ix);
+	if (o->found && !err) {
+		o->dev_offset = res.dev_off + HC_BH_REC + klen;
+		if (kval)
+			memcpy(kval, (const u8 *)(res.r + 1) + klen,
+			       min_t(u64, le32_to_cpu(res.r->value_len), o->value_len));
+		o->value_len = le32_to_cpu(res.r->value_len);
+		/* a hit on flash comes up to T1, clean (best effort: a miss later if not) */
+		if (res.tier > 1 && !hc_ca_t1_room(ix, hc_ca_part(ca, h)))
+			hc_ca_t1_set(ix, h, res.slab, res.loc, false);
+	}
+	if (err) {
+		ix->st.lookup_ios += ix->st.read_ios + ix->st.write_ios - io0;
+		return err;
+	}
+	hc_count_lookup(ix, o->found, ix->st.read_ios + ix->st.write_ios - io0);
+	return 0;
+}
+
+static int hc_ca_put(struct hc_index *ix, const u8 *key, u32 klen, const void *val, u64 vlen,
+		     bool tomb)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u64 h = siphash(key, klen, &ix->hkey);
+	u32 slab, loc;
+	int r;
+
+	/* room in T1 first: a failure there leaves nothing appended */
+	r = hc_ca_t1_room(ix, hc_ca_part(ca, h));
+	if (r)
+		return r;
+	r = hc_ca_append(ix, key, klen, val, vlen, tomb, &slab, &loc);
+	if (r)
+		return r;
+	hc_ca_t1_set(ix, h, slab, loc | (tomb ? HC_CA_TOMB : 0), true);
+	return 0;
+}
+
+static int hc_ca_insert(struct hc_index *ix, const u8 *key, u32 klen, const void *val,
+			u64 vlen, u32 group)
+{
+	u64 io0 = ix->st.write_ios + ix->st.read_ios;
+	int r;
+
+	if (hc_ca(ix)->broken)
+		return -EIO;
+	if (vlen > hc_max_value(ix) || hc_bh_rec_len(klen, vlen) > ix->block_size - HC_BH_HDR)
+		return -EFBIG;
+	/* an update is an insert of a newer record: no lookup (the paper's SET) */
+	r = hc_ca_put(ix, key, klen, val, vlen, false);
+	if (!r)
+		ix->st.inserts++;
+	ix->st.insert_ios += ix->st.write_ios + ix->st.read_ios - io0;
+	return r;
+}
+
+/*
+ * A tombstone goes in whether the lookup found the key or not: a mapping
+ * the tiers lost (T3's log came round) still has its record in a slab,
+ * and the replay after a crash would bring it back without one.
+ */
+static int hc_ca_remove(struct hc_index *ix, const u8 *key, u32 klen, struct hc_object *o)
+{
+	struct hc_ca_res res;
+	int err;
+
+	if (hc_ca(ix)->broken)
+		return -EIO;
+	err = hc_ca_find(ix, key, klen, siphash(key, klen, &ix->hkey), &res);
+	if (err)
+		return err;
+	o->found = res.tier && !res.dead;
+	err = hc_ca_put(ix, key, klen, NULL, 0, true);
+	if (!err && o->found)
+		ix->st.deletes++;
+	return err;
+}
+
+static int hc_ca_flush(struct hc_index *ix)
+{
+	return hc_ca_slab_write(ix);
+}
+
+/* records in the live slabs (a key's older copies and tombstones count) */
+static u64 hc_ca_objects(struct hc_index *ix)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u64 n = 0;
+	u32 i;
+
+	for (i = 0; i < ca->nslabs; i++)
+		n += ca->recs[i];
+	return n;
+}
+
+/* ---------------------------------------------------------------------
+ * Attach: replay the slabs, oldest first
+ */
+
+/*
+ * The records of slab @seq, read whole into the open slab's buffer, into
+ * T1. The last block of it that checks in *@last (-1: none).
+ */
+static int hc_ca_replay(struct hc_index *ix, u64 seq, int *last)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u32 place = hc_ca_place(ca, seq), b, off, loc, klen;
+	const struct hc_bh_rec *rec;
+	u64 gen, h;
+	int r;
+
+	*last = -1;
+	r = hc_io(ix, REQ_OP_READ, hc_ca_slab_off(ix, seq), ca->slab, ca->slab_bytes);
+	if (r)
+		return r;
+	ca->cur = seq;		/* (the slabs before it stay live: T1 drops none of theirs) */
+	for (b = 0; b < ca->nblk; b++) {
+		const u8 *blk = (u8 *)hc_ca_sblk(ix, b);
+		bool torn = false;
+
+		/* a block not written in this slab's time holds none of its records */
+		if (!hc_bh_block_ok(ix, (const void *)blk, place, b, &gen) || gen != seq)
+			continue;
+		*last = b;
+		off = HC_BH_HDR;
+		for (;;) {
+			loc = b * ix->block_size + off;
+			rec = hc_bh_next(ix, blk, &off, &torn);
+			if (!rec)
+				break;
+			klen = le16_to_cpu(rec->key_len);
+			h = siphash(rec + 1, klen, &ix->hkey);
+			if (le16_to_cpu(rec->flags) & HC_BH_TOMB)
+				loc |= HC_CA_TOMB;
+			r = hc_ca_t1_room(ix, hc_ca_part(ca, h));
+			if (r)
+				return r;
+			hc_ca_t1_set(ix, h, (u32)seq, loc, true);
+			ca->recs[place]++;
+			ix->wseq = max(ix->wseq, le64_to_cpu(rec->seq));
+		}
+		ix->torn += torn;
+	}
+	return 0;
+}
+
+/*
+ * The newest slab, just replayed (its image in the buffer), open again:
+ * records go on in a fresh block after the last that checks, so that no
+ * block written before the attach is written again. Blocks that did not
+ * check are empty in RAM (and never written: they are before the first).
+ */
+static bool hc_ca_resume(struct hc_index *ix, u64 seq, int last)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u32 place = hc_ca_place(ca, seq), b;
+	u64 gen;
+
+	if (last < 0 || last + 1 >= ca->nblk)
+		return false;
+	for (b = 0; b < ca->nblk; b++)
+		if (b > last || !hc_bh_block_ok(ix, (void *)hc_ca_sblk(ix, b), place, b, &gen) ||
+		    gen != seq)
+			hc_ca_sblk_init(ix, b, seq);
+	ca->cur = seq;
+	ca->wblk = last + 1;
+	ca->fblk = last + 1;
+	ca->dirty = false;
+	return true;
+}
+
+/*
+ * A sequence number for a new slab, *@seq or after it: one whose place
+ * holds no block of that number or a later one. A write a crash cut short
+ * can leave blocks of a slab whose first block never landed (the attach
+ * then takes the slab before for the newest): its number is never used
+ * again, or those blocks would count for the new slab. Reads the place
+ * whole, into the open slab's buffer.
+ */
+static int hc_ca_fresh_seq(struct hc_index *ix, u64 *seq)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u32 n, b, place;
+	u64 gen, top;
+	int r;
+
+	for (n = 0; n <= ca->nslabs; n++) {
+		place = hc_ca_place(ca, *seq);
+		r = hc_io(ix, REQ_OP_READ, hc_ca_slab_off(ix, *seq), ca->slab, ca->slab_bytes);
+		if (r)
+			return r;
+		top = 0;
+		for (b = 0; b < ca->nblk; b++)
+			if (hc_bh_block_ok(ix, (void *)hc_ca_sblk(ix, b), place, b, &gen))
+				top = max(top, gen);
+		if (top < *seq)
+			return 0;
+		*seq = top + 1;
+	}
+	return -EIO;	/* (only a device written under the index gets here) */
+}
+
+static void hc_ca_reset(struct hc_index *ix);
+
+static int hc_ca_recover(struct hc_index *ix)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u64 *gens, newest = 0, seq, gen;
+	int r = 0, last = -1;
+	u32 s;
+
+	gens = kvcalloc(ca->nslabs, sizeof(*gens), GFP_KERNEL);
+	if (!gens)
+		return -ENOMEM;
+	/* a new epoch (the RAM blocks' headers name it): no index block of before counts */
+	ca->epoch = ix->sb_seq;
+	hc_ca_reset(ix);
+	/* each place's slab: its first block's generation */
+	for (s = 0; s < ca->nslabs && !r; s++) {
+		r = hc_io(ix, REQ_OP_READ, ix->log_off + (u64)s * ca->slab_bytes, ix->buf,
+			  ix->block_size);
+		if (!r && hc_bh_block_ok(ix, ix->buf, s, 0, &gen) && hc_ca_place(ca, gen) == s) {
+			gens[s] = gen;
+			newest = max(newest, gen);
+		}
+		cond_resched();
+	}
+	/* oldest first, each only if its place still holds it */
+	seq = newest >= ca->nslabs ? newest - ca->nslabs + 1 : 1;
+	for (; newest && seq <= newest && !r; seq++) {
+		if (gens[hc_ca_place(ca, seq)] == seq)
+			r = hc_ca_replay(ix, seq, &last);
+		cond_resched();
+	}
+	kvfree(gens);
+	if (r)
+		return r;
+	/* the newest slab goes on where it ended; full (or none), a new one */
+	if (!newest || !hc_ca_resume(ix, newest, last)) {
+		seq = newest + 1;
+		r = hc_ca_fresh_seq(ix, &seq);
+		if (r)
+			return r;
+		hc_ca_slab_open(ix, seq);
+	}
+	/* the scan's I/O is not an operation's */
+	memset(&ix->st, 0, sizeof(ix->st));
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * The checkpoint: T1's entries, the RAM blocks, the rings' and chains'
+ * places and seqs, each slab's records; the open slab is read back
+ */
+
+static unsigned int hc_ca_ckpt_parts(struct hc_index *ix, struct hc_ckpt_part *p)
+{
+	struct hc_ca *ca = hc_ca(ix);
+
+	p[0] = (struct hc_ckpt_part){ ca->t1, ca->t1_len };
+	p[1] = (struct hc_ckpt_part){ ca->pend, ca->pend_len };
+	p[2] = (struct hc_ckpt_part){ ca->meta, ca->meta_len };
+	return 3;
+}
+
+static int hc_ca_ckpt_save(struct hc_index *ix, u64 *state)
+{
+	struct hc_ca *ca = hc_ca(ix);
+
+	if (ca->dirty)		/* (the flush before it failed) */
+		return -EAGAIN;
+	state[0] = ca->cur;
+	state[1] = ca->epoch;
+	state[2] = ca->iseq;
+	state[3] = ca->t3_head;
+	return 0;
+}
+
+/* Is the RAM block @blk of @owner (@t3: a bucket's) as this index leaves one? */
+static bool hc_ca_pend_ok(struct hc_index *ix, const void *blk, u32 owner, bool t3)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	const struct hc_ca_iblk *b = blk;
+	const struct hc_ca_ent *e = hc_ca_ents((void *)blk);
+	u32 n = le32_to_cpu(b->count), i;
+
+	if (le32_to_cpu(b->magic) != HC_CA_IBLK_MAGIC ||
+	    le64_to_cpu(b->format_id) != ix->format_id || le64_to_cpu(b->epoch) != ca->epoch ||
+	    b->crc || b->seq || le32_to_cpu(b->owner) != owner || n > ca->epb || b->prev ||
+	    b->pad || b->prev_seq ||
+	    memchr_inv(&e[n], 0, ix->block_size - HC_CA_IHDR - n * HC_CA_ENT))
+		return false;
+	for (i = 0; i < n; i++) {
+		u64 h = le64_to_cpu(e[i].hash);
+
+		if ((t3 ? HC_CA_T3_OWNER | hc_ca_bucket(ca, h) : hc_ca_part(ca, h)) != owner ||
+		    (le32_to_cpu(e[i].loc) & ~HC_CA_TOMB) >= ca->slab_bytes)
+			return false;
+	}
+	return true;
+}
+
+/* T1 from the saved entries: every used one in range, no hash twice; the chains anew */
+static int hc_ca_t1_load(struct hc_index *ix)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u32 p, i, *chain;
+
+	memset(ca->t1_head, 0, (size_t)ca->parts * ca->t1_buckets * sizeof(u32));
+	for (p = 0; p < ca->parts; p++) {
+		ca->t1_free[p] = 0;
+		ca->t1_hand[p] = 0;
+		for (i = ca->t1_per; i--; ) {
+			struct hc_ca_t1 *t = &ca->t1[(size_t)p * ca->t1_per + i];
+			u32 me = p * ca->t1_per + i + 1;
+
+			if (t->flags & ~(HC_CA_USED | HC_CA_REF | HC_CA_DIRTY) ||
+			    (t->flags && !(t->flags & HC_CA_USED)))
+				return -EINVAL;
+			/* (one gone stale before the detach is free now) */
+			if (t->flags && hc_ca_live(ca->cur, ca->nslabs, t->slab)) {
+				if (hc_ca_part(ca, t->hash) != p ||
+				    (t->loc & ~HC_CA_TOMB) >= ca->slab_bytes ||
+				    hc_ca_t1_find(ca, p, t->hash))
+					return -EINVAL;
+				chain = hc_ca_t1_chain(ca, p, t->hash);
+				t->next = *chain;
+				*chain = me;
+				continue;
+			}
+			t->flags = 0;
+			t->next = ca->t1_free[p];
+			ca->t1_free[p] = me;
+		}
+		cond_resched();
+	}
+	return 0;
+}
+
+static int hc_ca_ckpt_load(struct hc_index *ix, const u64 *state)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u32 i, place;
+	u64 gen;
+	int r, last = -1;
+
+	/* (records are ordered by their place: the write counter only must fit one) */
+	if (!state[0] || state[0] >= BIT_ULL(62) || state[1] > ix->sb_seq ||
+	    ix->wseq >= BIT_ULL(62) || state[2] >= BIT_ULL(62) || state[3] >= ca->t3_blocks ||
+	    memchr_inv(&state[4], 0, (HC_CKPT_STATE - 4) * sizeof(u64)))
+		return -EINVAL;
+	ca->cur = state[0];
+	ca->epoch = state[1];
+	ca->iseq = state[2];
+	ca->t3_head = state[3];
+	for (i = 0; i < ca->parts * ca->depth; i++)
+		if (ca->t2_seq[i] > ca->iseq)
+			return -EINVAL;
+	for (i = 0; i < ca->parts; i++)
+		if (ca->t2_head[i] >= ca->depth ||
+		    !hc_ca_pend_ok(ix, hc_ca_t2_buf(ix, i), i, false))
+			return -EINVAL;
+	for (i = 0; i < ca->buckets; i++)
+		if (ca->t3_seq[i] > ca->iseq || ca->t3_place[i] >= ca->t3_blocks ||
+		    !hc_ca_pend_ok(ix, hc_ca_t3_buf(ix, i), HC_CA_T3_OWNER | i, true))
+			return -EINVAL;
+	for (i = 0; i < ca->nslabs; i++)
+		if (ca->recs[i] > ca->slab_bytes / HC_BH_REC)
+			return -EINVAL;
+	r = hc_ca_t1_load(ix);
+	if (r)
+		return r;
+	/* the open slab, read back: records go on in a fresh block after the last */
+	r = hc_io(ix, REQ_OP_READ, hc_ca_slab_off(ix, ca->cur), ca->slab, ca->slab_bytes);
+	if (r)
+		return r;
+	place = hc_ca_place(ca, ca->cur);
+	for (i = 0; i < ca->nblk; i++)
+		if (hc_bh_block_ok(ix, (void *)hc_ca_sblk(ix, i), place, i, &gen) &&
+		    gen == ca->cur)
+			last = i;
+	if (last + 1 >= ca->nblk)
+		hc_ca_slab_open(ix, ca->cur + 1);
+	else if (!hc_ca_resume(ix, ca->cur, last))
+		hc_ca_slab_open(ix, ca->cur);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Format, geometry, RAM
+ */
+
+static u32 hc_ca_epb(struct hc_index *ix)
+{
+	return (ix->block_size - HC_CA_IHDR) / HC_CA_ENT;
+}
+
+/* where T3 starts: after every partition's T2 ring */
+static u64 hc_ca_t3_start(struct hc_index *ix)
+{
+	return HC_TABLE_OFFSET + (u64)ix->ram_ways * ix->ways * ix->block_size;
+}
+
+static int hc_ca_format(struct hc_index *ix, const struct hc_format *f)
+{
+	u64 avail = ix->dev_bytes - HC_TABLE_OFFSET, bs = ix->block_size, slab, data, objs;
+	u64 t2, t3, parts, depth, buckets, t1;
+	u32 epb = hc_ca_epb(ix);
+
+	if (f->tag_bits)
+		return -EINVAL;
+	slab = f->buffer_bytes;
+	/* (at least 16 slabs) */
+	if (!slab)
+		slab = clamp_t(u64, rounddown_pow_of_two(avail / 16), 2 * bs, HC_CA_DEF_SLAB);
+	if (slab % bs || slab < 2 * bs || slab > HC_CA_MAX_SLAB)
+		return -EINVAL;
+	if (f->log_bytes > avail)
+		return -ENOSPC;
+	/* what the data would be with nothing else, for the sizes of the rest */
+	data = f->log_bytes ?: avail - avail / 8;
+	objs = div_u64(data, HC_CA_OBJ);
+	parts = f->ram_ways ?: clamp_t(u64, div_u64(objs, 40 * epb), 1, HC_CA_MAX_PARTS);
+	if (parts > HC_CA_MAX_PARTS)
+		return -EINVAL;
+	depth = f->ways ?: clamp_t(u64, div64_u64(objs, 20 * parts * epb), 2, 64);
+	if (depth < 2 || depth > 64 || depth * bs > HC_MAX_SET_BYTES)
+		return -EINVAL;
+	t2 = parts * depth * bs;
+	/* room for every object's mapping twice over */
+	t3 = max_t(u64, 8, DIV_ROUND_UP(2 * objs, epb)) * bs;
+	buckets = f->sets ?: clamp_t(u64, t3 / bs / 8, 1, HC_CA_MAX_BUCKETS);
+	if (buckets > t3 / bs || f->sets > U32_MAX)
+		return -ENOSPC;
+	/* (at most what one allocation takes: kvmalloc's limit) */
+	t1 = f->resident_sets ?: clamp_t(u64, div_u64(objs, 10), 4 * parts,
+					 INT_MAX / sizeof(struct hc_ca_t1));
+	if (t1 < 2 * parts)
+		return -EINVAL;
+	if (t2 + t3 > avail)
+		return -ENOSPC;
+	if (!f->log_bytes)
+		data = rounddown(avail - t2 - t3, slab);
+	else if (data % slab)
+		return -EINVAL;
+	if (data < 2 * slab || t2 + t3 + data > avail || div64_u64(data, slab) > U32_MAX)
+		return -ENOSPC;
+	ix->ram_ways = parts;
+	ix->ways = depth;
+	ix->sets = buckets;
+	ix->resident_sets = t1;
+	ix->buffer_bytes = slab;
+	ix->log_off = HC_TABLE_OFFSET + t2 + t3;
+	ix->log_blocks = div_u64(data, bs);
+	return 0;
+}
+
+static bool hc_ca_geometry_ok(struct hc_index *ix)
+{
+	u64 bs = ix->block_size, slab = ix->buffer_bytes, t3s = hc_ca_t3_start(ix);
+	u64 data = ix->log_blocks * bs;
+
+	return ix->ram_ways >= 1 && ix->ram_ways <= HC_CA_MAX_PARTS && ix->ways >= 2 &&
+	       ix->ways <= 64 && slab && !(slab % bs) && slab >= 2 * bs &&
+	       slab <= HC_CA_MAX_SLAB && ix->resident_sets >= 2 * ix->ram_ways &&
+	       ix->sets >= 1 && ix->sets <= U32_MAX && ix->log_off >= t3s &&
+	       !((ix->log_off - t3s) % bs) && ix->sets <= (ix->log_off - t3s) / bs &&
+	       (ix->log_off - t3s) / bs <= U32_MAX && !(data % slab) && data >= 2 * slab &&
+	       div64_u64(data, slab) <= U32_MAX && ix->log_off <= ix->dev_bytes &&
+	       data <= ix->dev_bytes - ix->log_off && !ix->flags;
+}
+
+static void hc_ca_free(struct hc_index *ix)
+{
+	struct hc_ca *ca = hc_ca(ix);
+
+	if (!ca)
+		return;
+	kvfree(ca->t1);
+	kvfree(ca->t1_head);
+	kvfree(ca->t1_free);
+	kvfree(ca->t1_hand);
+	kvfree(ca->slab);
+	kvfree(ca->pend);
+	kvfree(ca->meta);
+	kvfree(ca->batch);
+	kfree(ca);
+	ix->priv = NULL;
+}
+
+/* RAM as a new index has it: every T1 entry free, every RAM block empty, nothing on flash */
+static void hc_ca_reset(struct hc_index *ix)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u32 p, i;
+
+	memset(ca->t1, 0, ca->t1_len);
+	memset(ca->t1_head, 0, (size_t)ca->parts * ca->t1_buckets * sizeof(u32));
+	memset(ca->meta, 0, ca->meta_len);
+	for (p = 0; p < ca->parts; p++) {
+		for (i = 0; i < ca->t1_per; i++)
+			ca->t1[(size_t)p * ca->t1_per + i].next =
+				i + 1 < ca->t1_per ? p * ca->t1_per + i + 2 : 0;
+		ca->t1_free[p] = p * ca->t1_per + 1;
+		ca->t1_hand[p] = 0;
+		hc_ca_iblk_init(ix, hc_ca_t2_buf(ix, p), p);
+	}
+	for (i = 0; i < ca->buckets; i++)
+		hc_ca_iblk_init(ix, hc_ca_t3_buf(ix, i), HC_CA_T3_OWNER | i);
+	ca->iseq = 0;
+	ca->t3_head = 0;
+}
+
+static int hc_ca_alloc_ram(struct hc_index *ix)
+{
+	struct hc_ca *ca = kzalloc(sizeof(*ca), GFP_KERNEL);
+	u64 bytes[8], bs = ix->block_size, n;
+	u32 i;
+
+	if (!ca)
+		return -ENOMEM;
+	ix->priv = ca;
+	ca->parts = ix->ram_ways;
+	ca->depth = ix->ways;
+	ca->epb = hc_ca_epb(ix);
+	ca->t1_per = ix->resident_sets / ca->parts;
+	ca->t1_buckets = ca->t1_per;
+	ca->slab_bytes = ix->buffer_bytes;
+	ca->nblk = ca->slab_bytes / bs;
+	ca->nslabs = div_u64(ix->log_blocks * bs, ca->slab_bytes);
+	ca->buckets = ix->sets;
+	ca->t2_off = HC_TABLE_OFFSET;
+	ca->t3_off = hc_ca_t3_start(ix);
+	ca->t3_blocks = div_u64(ix->log_off - ca->t3_off, bs);
+	ix->max_value = bs - HC_BH_HDR - HC_BH_REC - HC_KEY_MAX;
+	ix->slots = div_u64((u64)ca->nslabs * ca->slab_bytes, HC_CA_OBJ);
+	n = (u64)ca->parts * ca->depth + 2 * (u64)ca->buckets + ca->parts + ca->nslabs;
+	bytes[0] = (u64)ca->parts * ca->t1_per * sizeof(*ca->t1);
+	bytes[1] = (u64)ca->parts * ca->t1_buckets * sizeof(u32);
+	bytes[2] = ca->parts * sizeof(u32);
+	bytes[3] = ca->parts * sizeof(u32);
+	bytes[4] = ca->slab_bytes;
+	bytes[5] = ((u64)ca->parts + ca->buckets) * bs;
+	bytes[6] = n * sizeof(u64);
+	bytes[7] = HC_CA_BATCH * bs;
+	ca->t1 = hc_ram_alloc(ix, bytes[0]);
+	ca->t1_head = hc_ram_alloc(ix, bytes[1]);
+	ca->t1_free = hc_ram_alloc(ix, bytes[2]);
+	ca->t1_hand = hc_ram_alloc(ix, bytes[3]);
+	ca->slab = hc_ram_alloc(ix, bytes[4]);
+	ca->pend = hc_ram_alloc(ix, bytes[5]);
+	ca->meta = hc_ram_alloc(ix, bytes[6]);
+	ca->batch = hc_ram_alloc(ix, bytes[7]);
+	if (!ca->t1 || !ca->t1_head || !ca->t1_free || !ca->t1_hand || !ca->slab || !ca->pend ||
+	    !ca->meta || !ca->batch)
+		return -ENOMEM;
+	for (i = 0; i < ARRAY_SIZE(bytes); i++)
+		ix->bits_bytes += bytes[i];
+	ca->t1_len = bytes[0];
+	ca->pend_len = bytes[5];
+	ca->meta_len = bytes[6];
+	ca->t2_pend = ca->pend;
+	ca->t3_pend = ca->pend + (size_t)ca->parts * bs;
+	ca->t2_seq = ca->meta;
+	ca->t3_seq = ca->t2_seq + (size_t)ca->parts * ca->depth;
+	ca->t2_head = ca->t3_seq + ca->buckets;
+	ca->t3_place = ca->t2_head + ca->parts;
+	ca->recs = ca->t3_place + ca->buckets;
+	hc_ca_reset(ix);
+	hc_ca_slab_open(ix, 1);
+	return 0;
+}
+
+/* attach reads a slab at a time, into the open slab's buffer; a list of them */
+static u64 hc_ca_recover_bytes(struct hc_index *ix)
+{
+	return div_u64(ix->log_blocks * ix->block_size, ix->buffer_bytes) * sizeof(u64);
+}
+
+const struct hc_policy_ops hc_ca_ops = {
+	.name		= "cascade",
+	.format		= hc_ca_format,
+	.geometry_ok	= hc_ca_geometry_ok,
+	.alloc_ram	= hc_ca_alloc_ram,
+	.free		= hc_ca_free,
+	.recover	= hc_ca_recover,
+	.recover_bytes	= hc_ca_recover_bytes,
+	.insert		= hc_ca_insert,
+	.lookup		= hc_ca_lookup,
+	.remove		= hc_ca_remove,
+	.flush		= hc_ca_flush,
+	.objects	= hc_ca_objects,
+	.ckpt_parts	= hc_ca_ckpt_parts,
+	.ckpt_save	= hc_ca_ckpt_save,
+	.ckpt_load	= hc_ca_ckpt_load,
+};
