@@ -3,7 +3,8 @@
 # and re-attach (the index survives), for every policy, on a plain null_blk
 # and on an ssc volume; the device I/Os per operation each policy promises
 # (Table 2.3); SetMemLRU's and LogLRU's RAM limits, prefetch, log wraps;
-# BufferHash's buffers, incarnations, filters and FIFO eviction;
+# BufferHash's buffers, incarnations, filters and FIFO eviction; Cascade
+# Mapping's three tiers, its slab ring and its replay;
 # malformed ioctls; superblock damage; power cuts and corrupted writes
 # through dm-flakey; two indexes at once; errors a user gets.
 # Devices: nullb0 = 16 MiB index device, nullb1 = 32 MiB cache, nullb2 =
@@ -17,7 +18,9 @@ DEV=/dev/nullb0
 st() { hcctl --json index stats "$1" | jq -r ".$2"; }
 is_log() { case $1 in log|loglru) return 0 ;; esac; return 1; }
 # policies that buffer inserts until a flush (durable at HC_IOC_FLUSH)
-buffers() { case $1 in log|loglru|bufferhash) return 0 ;; esac; return 1; }
+buffers() { case $1 in log|loglru|bufferhash|cascade) return 0 ;; esac; return 1; }
+# policies that count records, not keys: an overwrite or a delete adds one
+records() { case $1 in bufferhash|cascade) return 0 ;; esac; return 1; }
 
 diag "at $(cut -d" " -f1 /proc/uptime)s: errors"
 # --- errors -----------------------------------------------------------------
@@ -49,13 +52,20 @@ check_eq "bufferhash: 2^58 super tables: exit 1" 1 \
 	"$(rc hcctl index format --policy bufferhash --sets 288230376151711744 --ways 64 --block-size 4K $DEV)"
 check_eq "bufferhash: more room than the device: exit 1" 1 \
 	"$(rc hcctl index format --policy bufferhash --log-size 1G $DEV)"
+check_eq "cascade: tag bits (it has no tags): exit 2" 2 "$(rc hcctl index format --policy cascade --tag-bits 4 $DEV)"
+check_eq "cascade: a slab not in whole blocks: exit 2" 2 "$(rc hcctl index format --policy cascade --buffer-size 20K $DEV)"
+check_eq "cascade: 33 partitions: exit 2" 2 "$(rc hcctl index format --policy cascade --ram-ways 33 $DEV)"
+check_eq "cascade: T2 rings of one block: exit 2" 2 "$(rc hcctl index format --policy cascade --ways 1 $DEV)"
+check_eq "cascade: fewer T1 entries than 2 a partition: exit 2" 2 \
+	"$(rc hcctl index format --policy cascade --ram-ways 4 --resident-sets 7 $DEV)"
+check_eq "cascade: 2^40 T3 buckets: exit 1" 1 "$(rc hcctl index format --policy cascade --sets 1099511627776 $DEV)"
 
-# every policy on 6.12; on the debug kernel 3 of the 7 and on 6.1 (a smoke
+# every policy on 6.12; on the debug kernel 3 of the 8 and on 6.1 (a smoke
 # run) 2, drawn by the run's seed (SSC_SEED=N draws the same; SSC_FULL=1
 # takes all)
 on_6_1() { case $(uname -r) in 6.1.*) ! is_full ;; *) false ;; esac; }
 sampled() { is_small || on_6_1; }
-POLS="basic set setmem setmemlru log loglru bufferhash"
+POLS="basic set setmem setmemlru log loglru bufferhash cascade"
 sampled && POLS=$(pick "$(on_6_1 && echo 2 || echo 3)" $POLS)
 diag "policies through the common checks: $POLS (seed ${SSC_SEED:-1})"
 for pol in $POLS; do
@@ -76,8 +86,8 @@ for pol in $POLS; do
 		"dd if=$DEV bs=1 skip=$1 count=$2 2>/dev/null | cmp - /tmp/v"
 	check "$pol: overwrite" hcctl index put $DEV http://example.org/a "new"
 	check_eq "$pol: get after overwrite" new "$(hcctl index get $DEV http://example.org/a)"
-	# bufferhash counts records: an overwrite adds one (no lookup before a put)
-	check_eq "$pol: 2 objects" "$([ $pol = bufferhash ] && echo 3 || echo 2)" "$(st $DEV objects)"
+	# bufferhash, cascade count records: an overwrite adds one (no lookup before a put)
+	check_eq "$pol: 2 objects" "$(records $pol && echo 3 || echo 2)" "$(st $DEV objects)"
 	check_eq "$pol: value over the limit: exit 1" 1 "$(rc sh -c "head -c 9000 /dev/zero | hcctl index put $DEV big")"
 	check_eq "$pol: key over 256 bytes: exit 2" 2 "$(rc hcctl index put $DEV "$(printf '%0300d' 0)" x)"
 	check "$pol: del" hcctl index del $DEV k2
@@ -96,17 +106,20 @@ for pol in $POLS; do
 	check_eq "$pol: a clean attach reads the checkpoint" true "$(printf '%s' "$a" | jq -r .checkpoint)"
 	# (log, loglru: and the newest record, to check the log's end against it;
 	# loglru: and its spill region, 8 bytes a slot, to check the entries;
-	# bufferhash: and its buffers, each super table's newest incarnation)
+	# bufferhash: and its buffers, each super table's newest incarnation;
+	# cascade: and its open slab)
 	sp=0
 	is_log $pol && sp=$(hcctl --json index info $DEV | jq -r .block_size)
 	[ $pol = loglru ] && sp=$((sp + $(hcctl --json index info $DEV |
 		jq -r '(.sets * .ways * 8 + 4095) / 4096 | floor * 4096')))
 	[ $pol = bufferhash ] && sp=$(hcctl --json index info $DEV | jq -r '.sets * .buffer_bytes')
+	[ $pol = cascade ] && sp=$(hcctl --json index info $DEV | jq -r .buffer_bytes)
 	check "$pol: ... and reads at most it and the superblocks ($(printf '%s' "$a" | jq -r .read_bytes) B)" \
 		test "$(printf '%s' "$a" | jq -r .read_bytes)" -le $((cb + sp + 8192))
 	check_eq "$pol: the object is still there" new "$(hcctl index get $DEV http://example.org/a)"
-	# (bufferhash: the four records: two puts of a, k2 and its delete)
-	check_eq "$pol: one object after reattach" "$([ $pol = bufferhash ] && echo 4 || echo 1)" \
+	# (bufferhash: the four records: two puts of a, k2 and its delete; cascade
+	# five, the delete of the missing key's tombstone too)
+	check_eq "$pol: one object after reattach" "$(case $pol in bufferhash) echo 4 ;; cascade) echo 5 ;; *) echo 1 ;; esac)" \
 		"$(st $DEV objects)"
 
 	# device I/Os per operation (Table 2.3), from the kernel's counters:
@@ -137,6 +150,15 @@ for pol in $POLS; do
 		check "$pol: a hit costs at most one device read (+ false positives)" \
 			ge "$hit_ios" "$(bj ios_per_hit)"
 		check "$pol: misses settled in RAM: at most 0.1 I/Os each" ge 0.1 "$(bj ios_per_miss)" ;;
+	cascade)
+		# T1 takes all 200 here, the open slab the records: a hit reads its
+		# record (RAM while the slab is open), a miss finds no tier that
+		# has anything (the tiers below are read in the section below)
+		check "$pol: inserts buffered: at most 0.05 I/Os each" ge 0.05 "$(bj ios_per_insert)"
+		check "$pol: a hit costs at most one device read (+ false positives)" \
+			ge "$hit_ios" "$(bj ios_per_hit)"
+		check "$pol: misses settled in RAM" eqn 0 "$(bj ios_per_miss)"
+		check_eq "$pol: every hit settled in T1" "$(bj hits)" "$(bj t1_hits)" ;;
 	basic|set)
 		check "$pol: an insert reads and writes its set" eqn 2 "$(bj ios_per_insert)"
 		check "$pol: a hit costs one device read" eqn 1 "$(bj ios_per_hit)" ;;
@@ -263,6 +285,13 @@ for pol in log loglru; do
 	check "$pol+prefetch: detach" hcctl index detach $DEV
 done
 
+# BufferHash's and Cascade's own sections: both on 6.12, one of the two on
+# the debug kernel and 6.1, drawn by the seed (SSC_FULL=1: both)
+sampled && SECTIONS=$(pick 1 bufferhash cascade) || SECTIONS="bufferhash cascade"
+diag "own sections: $SECTIONS (seed ${SSC_SEED:-1})"
+section() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
+
+if section bufferhash; then
 diag "at $(cut -d" " -f1 /proc/uptime)s: bufferhash incarnations"
 # --- BufferHash: buffers written as incarnations, FIFO eviction -------------------
 # 4 super tables of 4 incarnations of 16 KiB (4 blocks of 4 KiB): a buffer
@@ -382,6 +411,90 @@ check_eq "$B: --partial-discard: the key is still there after the attach" 0 "$(r
 check "$B: --partial-discard: detach" hcctl index detach $DEV
 check_eq "$B: --partial-discard with --lru: exit 2" 2 "$(rc hcctl index format --policy $B --lru --partial-discard $DEV)"
 check_eq "$B: --partial-discard for another policy: exit 2" 2 "$(rc hcctl index format --policy setmem --partial-discard $DEV)"
+fi
+
+if section cascade; then
+diag "at $(cut -d" " -f1 /proc/uptime)s: cascade tiers"
+# --- Cascade Mapping: T1 in RAM, T2 rings and T3 chains on flash, slabs --------
+# T1 of 64 mappings in 2 partitions, T2 rings of 2 blocks of 253 entries (4
+# KiB blocks), 4 T3 buckets: of 3000 keys some 60 mappings stay in T1, about
+# 1000 in T2, 1000 in T3's RAM blocks and the rest in its chains on flash;
+# every key must still be found, at its newest value
+C=cascade
+check "$C: format, small tiers" hcctl index format --policy $C --resident-sets 64 --ram-ways 2 \
+	--ways 2 --sets 4 --block-size 4K $DEV
+check "$C: format says what it chose" sh -c "hcctl index format --policy $C --resident-sets 64 \
+	--ram-ways 2 --ways 2 --sets 4 --block-size 4K $DEV | grep -q 'T1 of 64 mappings in RAM (CLOCK) in 2 partitions; T2 a FIFO of 2 blocks a partition; T3 4 buckets'"
+check "$C: attach" hcctl index attach $DEV
+check "$C: 3000 puts" mput_keys $DEV K 3000 kv-
+check "$C: 100 overwritten" mput_keys $DEV K 100 new-
+check "$C: and one deleted" hcctl index del $DEV K7
+ccheck() { keys K 3000 | tail -n 2900 | hcctl index mget $DEV | tally K kv-; }
+set -- $(ccheck)
+check_eq "$C: the 2900 not overwritten: found, none wrong" "2900 0" "$1 $2"
+set -- $(keys K 100 | hcctl index mget $DEV | tally K new-)
+check_eq "$C: the 100 overwritten: at their newest, the deleted one gone" "99 0 1" "$1 $2 $3"
+cs=$(hcctl --json index stats $DEV)
+diag "$C: stats: $cs"
+sj() { printf '%s' "$cs" | jq -r ".$1"; }
+check "$C: lookups settled in T2 and in T3" test "$(sj t2_hits)" -gt 100 -a "$(sj t3_hits)" -gt 100
+check "$C: T2: at most its ring of 2 blocks read a lookup" test "$(sj t2_reads)" -le $((2 * $(sj lookups)))
+check_eq "$C: no index block failed its checks" 0 "$(sj bad_entries)"
+check "$C: T3 chains were walked on flash" test "$(sj t3_reads)" -gt 0
+# (K100: 2900 lookups ago, long out of T1's 64)
+t1h() { st $DEV t1_hits; }
+a0=$(t1h); hcctl index get $DEV K100 > /dev/null; a1=$(t1h); hcctl index get $DEV K100 > /dev/null
+check_eq "$C: a flash hit is promoted: not in T1 the first time, in T1 the second" \
+	"$a0 $((a0 + 1))" "$a1 $(t1h)"
+# LOOKUP hands out where the value is: a record in the open slab is written first
+set -- $(hcctl index lookup $DEV K2999)
+check "$C: lookup's offset and length hold the value" sh -c \
+	"dd if=$DEV bs=1 skip=$1 count=$2 2>/dev/null | grep -qx kv-2999"
+# a clean detach checkpoints the tiers' RAM; the attach reads it and the open slab
+a=$(hcctl index detach $DEV && hcctl --json index attach $DEV)
+check_eq "$C: clean attach: from the checkpoint" true "$(printf '%s' "$a" | jq -r .checkpoint)"
+set -- $(ccheck)
+check_eq "$C: after it: the 2900 found" "2900 0" "$1 $2"
+check_eq "$C: after it: the deleted key stays deleted" 5 "$(rc hcctl index get $DEV K7)"
+check_eq "$C: after it: an overwrite stays" new-8 "$(hcctl index get $DEV K8)"
+# the checkpoint's CRC broken: the attach replays the slabs in a new epoch
+check "$C: detach, checkpoint broken, attach: a replay" sh -c "hcctl index detach $DEV &&
+	hc-ckcraft $DEV crc && hcctl --json index attach $DEV | jq -e '.checkpoint == false'"
+set -- $(ccheck)
+check_eq "$C: after the replay: the 2900 found" "2900 0" "$1 $2"
+check_eq "$C: after the replay: the deleted key stays deleted" 5 "$(rc hcctl index get $DEV K7)"
+check_eq "$C: after the replay: an overwrite stays" new-8 "$(hcctl index get $DEV K8)"
+check_eq "$C: no index block of the epoch before counted" 0 "$(st $DEV bad_entries)"
+check "$C: detach" hcctl index detach $DEV
+
+# the slab ring comes round: 16 slabs of 16 KiB hold some 500 records of 480
+# bytes (the size the tiers are made for); after 1200 puts the oldest are
+# gone (zero-I/O demapping: their mappings are stale and never read), the
+# newest there, none wrong, before and after a replay
+check "$C: format, 16 slabs of 16 KiB" hcctl index format --policy $C --buffer-size 16K \
+	--log-size 256K --block-size 4K $DEV
+check "$C: attach" hcctl index attach $DEV
+RV=$(printf '%0440d' 0)-
+check "$C: 1200 puts" mput_keys $DEV R 1200 $RV
+set -- $(keys R 1200 | hcctl index mget $DEV | tally R $RV)
+diag "$C: after 1200 puts into 16 slabs: $1 found, $2 wrong, $3 missing; $(hcctl --json index stats $DEV)"
+check_eq "$C: ring: no wrong object" 0 "$2"
+check "$C: ring: the oldest are gone, what the slabs hold is found" test "$3" -gt 600 -a "$1" -gt 400
+check "$C: ring: the slabs came round" test "$(st $DEV log_wraps)" -gt 0 -a "$(st $DEV evictions)" -gt 600
+check_eq "$C: ring: the oldest key is gone" 5 "$(rc hcctl index get $DEV R0)"
+check_eq "$C: ring: the newest is there" ${RV}1199 "$(hcctl index get $DEV R1199)"
+before="$1 0"
+check "$C: ring: detach, attach without the checkpoint" sh -c "hcctl index detach $DEV &&
+	hc-ckcraft $DEV crc && hcctl index attach $DEV"
+set -- $(keys R 1200 | hcctl index mget $DEV | tally R $RV)
+check_eq "$C: ring: the same objects after the replay" "$before" "$1 $2"
+# YCSB with a new version every 3 gets: a get finds the newest or nothing
+b=$(hcctl --json index bench $DEV --objects 300 --lookups 900 --workload ycsb --dist zipfian \
+	--set-ratio 3 --key-size 30 --value-size 270 --seed 5)
+diag "$C: ycsb: $b"
+check_eq "$C: ycsb, a new version every 3 gets: no stale or wrong value" 0 "$(bj wrong)"
+check "$C: detach" hcctl index detach $DEV
+fi
 
 diag "at $(cut -d" " -f1 /proc/uptime)s: log wrap"
 # --- log wrap ----------------------------------------------------------------
@@ -426,20 +539,29 @@ else
 fi
 diag "hc-fuzz: $(printf '%s\n' "$out" | grep -c '^ok') checks passed"
 check "detach after the fuzzer" hcctl index detach $DEV
-# again on BufferHash, incarnations small enough that random puts rotate them
-check "bufferhash: format for the fuzzer" hcctl index format --policy bufferhash --sets 2 --ways 4 \
-	--buffer-size 8K --block-size 4K $DEV
-check "bufferhash: attach for the fuzzer" hcctl index attach $DEV
-FZ_N=2000
-is_small && FZ_N=1000
-if out=$(hc-fuzz $DEV $FZ_N "$((FZ_SEED + 1))" 2>&1); then
-	ok "hc-fuzz on bufferhash: malformed ioctls refused, $FZ_N random ones returned (seed $((FZ_SEED + 1)))"
-else
-	not_ok "hc-fuzz on bufferhash (seed $((FZ_SEED + 1)): replay with SSC_SEED=$FZ_SEED)"
-	printf '%s\n' "$out" | grep -v '^ok' | sed 's/^/# /'
-fi
-check "bufferhash: detach and attach after the fuzzer" sh -c "hcctl index detach $DEV && hcctl index attach $DEV"
-check "bufferhash: detach after the fuzzer" hcctl index detach $DEV
+# again on BufferHash or Cascade (one drawn by the seed; SSC_FULL=1: both),
+# sized so that random puts rotate incarnations, or fill slabs and push
+# mappings down through T2 into T3
+for FP in $(pick 1 bufferhash cascade); do
+	if [ $FP = bufferhash ]; then
+		check "$FP: format for the fuzzer" hcctl index format --policy $FP --sets 2 --ways 4 \
+			--buffer-size 8K --block-size 4K $DEV
+	else
+		check "$FP: format for the fuzzer" hcctl index format --policy $FP --resident-sets 8 \
+			--ram-ways 2 --ways 2 --buffer-size 8K --log-size 128K --block-size 4K $DEV
+	fi
+	check "$FP: attach for the fuzzer" hcctl index attach $DEV
+	FZ_N=2000
+	is_small && FZ_N=1000
+	if out=$(hc-fuzz $DEV $FZ_N "$((FZ_SEED + 1))" 2>&1); then
+		ok "hc-fuzz on $FP: malformed ioctls refused, $FZ_N random ones returned (seed $((FZ_SEED + 1)))"
+	else
+		not_ok "hc-fuzz on $FP (seed $((FZ_SEED + 1)): replay with SSC_SEED=$FZ_SEED)"
+		printf '%s\n' "$out" | grep -v '^ok' | sed 's/^/# /'
+	fi
+	check "$FP: detach and attach after the fuzzer" sh -c "hcctl index detach $DEV && hcctl index attach $DEV"
+	check "$FP: detach after the fuzzer" hcctl index detach $DEV
+done
 
 diag "at $(cut -d" " -f1 /proc/uptime)s: superblock damage"
 # --- superblock damage ------------------------------------------------------
@@ -491,7 +613,7 @@ L=$(sectors $DEV)
 check "dm-flakey over the index device" dmsetup create hf --table "0 $L flakey $DEV 0 3600 0"
 F=/dev/mapper/hf
 flakey() { dmsetup suspend --nolockfs hf && dmsetup load hf --table "0 $L flakey $DEV $1" && dmsetup resume hf; }
-POLS="set setmem log loglru bufferhash"
+POLS="set setmem log loglru bufferhash cascade"
 sampled && POLS=$(pick "$(on_6_1 && echo 1 || echo 2)" $POLS)
 diag "policies through the power cut: $POLS (seed ${SSC_SEED:-1})"
 for pol in $POLS; do
@@ -502,8 +624,8 @@ for pol in $POLS; do
 	check "$pol: detach, attach from the checkpoint" sh -c "hcctl index detach $F &&
 		hcctl --json index attach $F | jq -e '.checkpoint == true'"
 	check "$pol: 100 puts" mput_keys $F c 100 first-
-	# bufferhash's buffers hold all 100: FLUSH makes them durable
-	[ $pol = bufferhash ] && check "$pol: flush" hcctl index flush $F
+	# bufferhash's buffers, cascade's open slab hold all 100: FLUSH makes them durable
+	records $pol && check "$pol: flush" hcctl index flush $F
 	# writes vanish from here on (a power cut) while puts go on and overwrite
 	check "$pol: power cut (drop writes)" flakey "0 0 3600 1 drop_writes"
 	check "$pol: 150 puts during the cut" mput_keys $F c 150 second-
@@ -516,7 +638,7 @@ for pol in $POLS; do
 	set -- $(keys c 150 | hcctl index mget $F | tally c first-)
 	wrong=$2 lost=$3
 	check_eq "$pol: after the cut: no wrong object" 0 $wrong
-	if [ $pol = bufferhash ]; then
+	if records $pol; then
 		check_eq "$pol: after the cut: the 50 never flushed are missing, the 100 flushed are there" 50 $lost
 	elif is_log $pol; then
 		# the 4 records still in the write buffer (100 % 32) went with the cut
@@ -525,19 +647,19 @@ for pol in $POLS; do
 		check_eq "$pol: after the cut: the 50 never written are missing, the 100 written before are there" 50 $lost
 	fi
 	# writes corrupted on the way (a byte of the key area): CRC makes them empty
-	# (bufferhash: byte 60 of a write, its first record's key)
-	check "$pol: corrupting writes" flakey "0 0 3600 5 corrupt_bio_byte $([ $pol = bufferhash ] && echo 60 || echo 300) w 255 0"
+	# (bufferhash, cascade: byte 60 of a write, its first record's header)
+	check "$pol: corrupting writes" flakey "0 0 3600 5 corrupt_bio_byte $(records $pol && echo 60 || echo 300) w 255 0"
 	check "$pol: 20 puts, corrupted" mput_keys $F z 20 zval-
 	buffers $pol && check "$pol: the buffer goes to the device (corrupted)" hcctl index flush $F
 	check "$pol: writes pass again" flakey "0 3600 0"
-	# bufferhash: what is found comes from its buffers until they are dropped
+	# bufferhash, cascade: what is found comes from RAM until it is dropped
 	# (the checkpoint's CRC broken: this attach scans, and counts what is torn)
-	[ $pol = bufferhash ] && check "$pol: detach and attach: from the device, a scan" sh -c \
+	records $pol && check "$pol: detach and attach: from the device, a scan" sh -c \
 		"hcctl index detach $F && hc-ckcraft $F crc && hcctl --json index attach $F | jq -e '.checkpoint == false'"
 	set -- $(keys z 20 | hcctl index mget $F | tally z zval-)
 	found=$1 wrong=$2
 	check_eq "$pol: no corrupted object is returned" 0 $wrong
-	if [ $pol = bufferhash ]; then
+	if records $pol; then
 		# every flushed run of blocks lost its first block's records from the
 		# corrupted one on: some of the 20 are gone, and attach counted it
 		check "$pol: the records of corrupted writes are missing ($found of 20 found)" test "$found" -lt 20
