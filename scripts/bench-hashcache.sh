@@ -5,8 +5,8 @@
 # tables that Documentation/hashcache.rst carries. Knobs: HB_OBJECTS (24000),
 # HB_LOOKUPS (40000), HB_YCSB_OBJECTS (twice HB_OBJECTS), HB_POLICIES (all), HB_WORKLOADS
 # (fill,lookup-insert,ycsb), HB_PCTS (0,40,80), HB_DISTS (hotspot,zipfian,normal);
-# the attach measure: HB_ATTACH_MB (64,256), HB_ATTACH_POLICIES (the six and
-# bufferhash), HB_ATTACH_OBJECTS (4000).
+# the attach measure: HB_ATTACH_MB (64,256), HB_ATTACH_POLICIES (the six,
+# bufferhash and cascade), HB_ATTACH_OBJECTS (4000).
 # Output in out/bench-hashcache/: raw.tap and results.md. --report remakes the
 # table from raw.tap. Timing under TCG is emulated: operations per second are
 # given as ratios to Basic's in the same run, next to the counts that do not
@@ -41,7 +41,7 @@ for line in open(sys.argv[1]):
     pol, wl, param, js = line.split("HCBENCH ", 1)[1].split(" ", 3)
     runs[(pol, wl, param)] = json.loads(js)
 order = ("basic", "set", "setmem", "setmemlru", "log", "loglru", "log+prefetch",
-         "loglru+prefetch", "bufferhash", "bufferhash+lru", "bufferhash+partial")
+         "loglru+prefetch", "bufferhash", "bufferhash+lru", "bufferhash+partial", "cascade")
 pols = [p for p in order if any(k[0] == p for k in runs)]
 if not pols and not attach:
     sys.exit("no HCBENCH or HCATTACH lines")
@@ -55,7 +55,8 @@ thesis = {"basic": ("0", "1", "1", "1"), "set": ("0", "1", "1", "1"),
           "log": ("47", "1", "~0", "0"), "loglru": ("15-47", "1+e", "~0", "0"),
           "log+prefetch": ("55", "<1", "~0", "0"), "loglru+prefetch": ("23-55", "<1", "~0", "0"),
           "bufferhash": ("~30", "<=1", "~0", "~0"), "bufferhash+lru": ("~30", "<=1", "~0", "~0"),
-          "bufferhash+partial": ("~30", "<=1", "~0", "~0")}
+          "bufferhash+partial": ("~30", "<=1", "~0", "~0"),
+          "cascade": ("~37", "1-9", "~0", "8-10")}
 fp = [p for p in pols if fill(p, 0) or fill(p, 40) or fill(p, 80)]
 if fp:
     b0 = fp[0]
@@ -123,6 +124,33 @@ if rows:
     print("goal (<= 8 DRAM bits an object, <= 1.05 I/Os a hit, <= 0.05 a miss, at each "
           "policy's worst): %s; closest: %s (%.1f bits, %.3f I/Os a hit, %.3f a miss)" % (
               "met by " + ", ".join(met) if met else "met by none", best, w[0], w[1], w[2]))
+
+# Cascade's tiers: where its YCSB lookups were settled, against the paper's
+# (SET:GET 1:30, T1 at 10 %: T1 / T2 / T3 share of lookups, and in brackets
+# flash I/Os a lookup settled there)
+paper = {"hotspot": "95.2 / 4.3 [2.41] / 0.5 [8.22]",
+         "zipfian": "85.8 / 11.9 [3.57] / 2.3 [8.86]",
+         "normal": "71.7 / 22.1 [6.80] / 6.2 [9.72]"}
+tiers = [(d, runs[("cascade", "ycsb", d)]) for d in ("hotspot", "zipfian", "normal")
+         if ("cascade", "ycsb", d) in runs]
+if tiers:
+    print("\nCascade's tiers, YCSB (T1 at a tenth of the objects): the share of lookups "
+          "settled in each tier (a hit, or a delete's tombstone), and the index blocks read "
+          "a lookup that reached T2 / T3; the paper's shares and flash I/Os a lookup in "
+          "brackets:\n")
+    print("| distribution | T1 / T2 / T3 % | T2 blocks read a lookup past T1 "
+          "| T3 blocks read a lookup past T2 | I/Os per hit | paper |")
+    print("|---|---|---|---|---|---|")
+    for d, r in tiers:
+        n = r["t1_hits"] + r["t2_hits"] + r["t3_hits"]
+        past1 = r["lookups"] - r["t1_hits"]
+        past2 = past1 - r["t2_hits"]
+        if not n:
+            continue
+        print("| %s | %.1f / %.1f / %.1f | %.2f | %.2f | %.3f | %s |" % (
+            d, 100.0 * r["t1_hits"] / n, 100.0 * r["t2_hits"] / n, 100.0 * r["t3_hits"] / n,
+            r["t2_reads"] / past1 if past1 else 0, r["t3_reads"] / past2 if past2 else 0,
+            r["ios_per_hit"], paper[d]))
 
 # attach: the checkpoint against the scan, at each device size
 if attach:

@@ -173,15 +173,17 @@ dists = '${HB_DISTS:-hotspot,zipfian,normal}'.split(',')
 attach_pols = '${HB_ATTACH_POLICIES:-basic,set,setmem,setmemlru,log,loglru}'.split(',')
 attach_mb = '${HB_ATTACH_MB:-64,256}'.split(',')
 "'
-need(len(tables) == 3, "not three tables (fill, counted, attach)")
+need(len(tables) == 4, "not four tables (fill, counted, cascade tiers, attach)")
 pols = ["basic", "set", "setmem", "setmemlru", "log", "loglru", "log+prefetch", "loglru+prefetch",
-        "bufferhash", "bufferhash+lru", "bufferhash+partial"]
+        "bufferhash", "bufferhash+lru", "bufferhash+partial", "cascade"]
+# the policies that buffer inserts (none of the I/Os a put is needed)
+buffered = lambda p: p.startswith("log") or p.startswith("bufferhash") or p == "cascade"
 by = {r[0]: r for r in tables[0][1:]}
 for p in pols:
     need(p in by, "no row for " + p)
     r = by[p]
     need(num(r[2]) > 0, p + ": no I/Os per hit")
-    need(num(r[3]) > 0 or p.startswith("log") or p.startswith("bufferhash"), p + ": no I/Os per insert")
+    need(num(r[3]) > 0 or buffered(p), p + ": no I/Os per insert")
     need(len(r[5].split("/")) == len(pcts) and all(num(x) > 0 for x in r[5].split("/")),
          p + ": lookups/s ratios missing")
 need(num(by["setmem"][1]) > 0 and num(by["log"][1]) > 0 and num(by["bufferhash"][1]) > 0,
@@ -200,14 +202,21 @@ for p in pols:
             need(int(r[8]) > 0, "%s %s: no objects held" % k)
             if wl == "ycsb":
                 need(h > 0, "%s %s: no hits" % k)
-                need(num(r[5]) > 0 or p.startswith("log") or p.startswith("bufferhash"),
-                     "%s %s: no I/Os per put" % k)
-            if p in ("setmem", "log", "bufferhash", "bufferhash+lru", "bufferhash+partial"):
+                need(num(r[5]) > 0 or buffered(p), "%s %s: no I/Os per put" % k)
+            if p in ("setmem", "log", "bufferhash", "bufferhash+lru", "bufferhash+partial",
+                     "cascade"):
                 need(num(r[2]) > 0, "%s %s: no DRAM bits per object" % k)
 need("goal (<= 8 DRAM bits an object" in text, "no goal line")
+# the tiers of Cascade: a row for each distribution run, its shares adding up
+# to 100, T1 settling some (at this size the rest may all be in RAM: no I/Os)
+tier = {r[0]: r for r in tables[2][1:]}
+for d in dists:
+    need(d in tier, "tiers: no row for " + d)
+    sh = [num(x) for x in tier[d][1].split("/")]
+    need(len(sh) == 3 and abs(sum(sh) - 100) < 0.5 and sh[0] > 0, "tiers %s: shares %s" % (d, sh))
 # the attach table: every policy drawn at both sizes; the checkpoint read less
 # than the scan, and the scan more of the larger device
-att = {(r[0], r[1]): r for r in tables[2][1:]}
+att = {(r[0], r[1]): r for r in tables[3][1:]}
 for p in attach_pols:
     for mb in attach_mb:
         k = (p, mb + " MiB")
@@ -346,7 +355,7 @@ fi
 # drawn by SSC_SEED (a rate with hits: the table needs I/Os per hit)
 # and the attach measure at two small sizes, for two policies with a checkpoint
 HB_PCTS=$(pick 1 40 80 | tr ' ' ,) HB_DISTS=$(pick 1 hotspot zipfian normal | tr ' ' ,)
-HB_ATTACH_POLICIES=$(pick 2 basic set setmem setmemlru log loglru bufferhash | tr ' ' ,)
+HB_ATTACH_POLICIES=$(pick 2 basic set setmem setmemlru log loglru bufferhash cascade | tr ' ' ,)
 HB_ATTACH_MB=16,32
 if run bench-hashcache bench-hashcache.sh HB_OBJECTS=1000 HB_LOOKUPS=1000 HB_PCTS="$HB_PCTS" \
 	HB_DISTS="$HB_DISTS" HB_ATTACH_MB="$HB_ATTACH_MB" HB_ATTACH_OBJECTS=300 \

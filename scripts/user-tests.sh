@@ -246,6 +246,8 @@ t "bench-smoke --check bench-hashcache: a missing workload row fails" smoke_fail
 t "bench-smoke --check bench-hashcache: a YCSB run without hits fails" smoke_fails bench-hashcache 's#^\(| log | ycsb normal |.*| \)968 / 0 |#\10 / 968 |#'
 t "bench-smoke --check bench-hashcache: no goal line fails" smoke_fails bench-hashcache '/^goal /d'
 t "bench-smoke --check bench-hashcache: a missing attach row fails" smoke_fails bench-hashcache '/^| setmem | 256 MiB /d'
+t "bench-smoke --check bench-hashcache: cascade's tier shares not adding up fail" smoke_fails bench-hashcache 's#^| hotspot | 29.6 / 70.4 / 0.0 |#| hotspot | 29.6 / 0.4 / 0.0 |#'
+t "bench-smoke --check bench-hashcache: a missing tier row fails" smoke_fails bench-hashcache '/^| zipfian | [0-9.]* \/ /d'
 t "bench-smoke --check bench-hashcache: a checkpoint that reads as much as the scan fails" smoke_fails bench-hashcache 's#^\(| log | 64 MiB |.*| \)0\.[0-9]* |\( [0-9]* |\)$#\11.0000 |\2#'
 t "bench-smoke --check bench-flashvm: a missing workload fails" smoke_fails bench-flashvm '/^| all | stride /d'
 t "bench-smoke --check bench-flashvm: no major faults fails" smoke_fails bench-flashvm 's#^| stock | random | [0-9]* #| stock | random | 0 #'

@@ -11,6 +11,10 @@
 #   ycsb: Cascade Mapping's, 30-byte keys and 270-byte values, one SET per 30
 #     GETs, keys drawn hotspot, zipfian or normal, over HB_YCSB_OBJECTS (twice
 #     HB_OBJECTS: more than the tables' slots, so some keys were evicted).
+# Cascade's tiers in the paper's proportions to each run's objects, not to
+# the device's room: T1 a tenth of them (its hot tier), T2 a small FIFO (4
+# partitions of 2 blocks), T3 8 buckets (their RAM blocks hold some 4,000
+# mappings, the rest in chains on flash).
 # HB_POLICIES, HB_WORKLOADS, HB_PCTS and HB_DISTS (comma lists) trim it (the
 # smoke's draw).
 # One line per run: "# HCBENCH POLICY WORKLOAD PARAM JSON". Then the attach
@@ -33,7 +37,7 @@ for run in basic:--policy=basic: set:--policy=set: setmem:--policy=setmem: \
 	log+prefetch:--policy=log,--prefetch:--group=8 \
 	loglru+prefetch:--policy=loglru,--prefetch:--group=8 bufferhash:--policy=bufferhash: \
 	bufferhash+lru:--policy=bufferhash,--lru: \
-	bufferhash+partial:--policy=bufferhash,--partial-discard:; do
+	bufferhash+partial:--policy=bufferhash,--partial-discard: cascade:--policy=cascade:; do
 	pol=${run%%:*} rest=${run#*:}
 	case ",${HB_POLICIES:-all}," in *",$pol,"*|,all,) ;; *) continue ;; esac
 	fo=$(echo "${rest%%:*}" | tr ',' ' ') bo=$(echo "${rest#*:}" | tr ',' ' ')
@@ -44,10 +48,12 @@ for run in basic:--policy=basic: set:--policy=set: setmem:--policy=setmem: \
 		ycsb) params=$DISTS n=$HB_YCSB_OBJECTS opts="--key-size 30 --value-size 270 --set-ratio 30" ;;
 		esac
 		case $pol in *+prefetch) [ "$wl" = fill ] || continue ;; esac
+		fx=
+		[ $pol = cascade ] && fx="--resident-sets $((n / 10)) --ram-ways 4 --ways 2 --sets 8"
 		for p in $params; do
 			case $wl in ycsb) po="--dist $p" ;; *) po="--hit-rate $p" ;; esac
 			# shellcheck disable=SC2086 # option lists
-			check "$pol $wl $p: format" hcctl index format $fo --seed 1 $DEV
+			check "$pol $wl $p: format" hcctl index format $fo $fx --seed 1 $DEV
 			check "$pol $wl $p: attach" hcctl index attach $DEV
 			# shellcheck disable=SC2086
 			b=$(hcctl --json index bench $DEV --objects "$n" --lookups "$HB_LOOKUPS" \
@@ -68,7 +74,7 @@ done
 # One line per run: "# HCATTACH POLICY MiB CKPT-BYTES CKPT-READ CKPT-CS SCAN-READ SCAN-CS OBJECTS".
 ATTACH_MB=$(echo "${HB_ATTACH_MB:-64,256}" | tr , ' ')
 [ "$ATTACH_MB" = none ] && ATTACH_MB=	# (none: the workloads only)
-ATTACH_POLS=$(echo "${HB_ATTACH_POLICIES:-basic,set,setmem,setmemlru,log,loglru,bufferhash}" | tr , ' ')
+ATTACH_POLS=$(echo "${HB_ATTACH_POLICIES:-basic,set,setmem,setmemlru,log,loglru,bufferhash,cascade}" | tr , ' ')
 ATTACH_N=${HB_ATTACH_OBJECTS:-4000}
 aput() {
 	hcctl index attach "$1" &&
