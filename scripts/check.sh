@@ -30,9 +30,9 @@
 #             hcctl package: the boot unit, the udev rule on a hot-plugged disk, a
 #             kill mid-write and the recovery (scripts/boot-test.sh --systemd)
 # The host stages run first, one after the other; then the VM stages run in two lanes
-# side by side: deb (on the host), vm-debug, boot and harness in one, vm-6.12,
-# vm-6.1 and bench in the other (with --full, bench and boot-systemd go to the
-# first too);
+# side by side: deb (on the host), vm-debug and harness in one, vm-6.12, vm-6.1,
+# bench and boot in the other (with --full, bench and boot-systemd go to the
+# first);
 # CHECK_JOBS=1 runs them one after the other.
 # CHECK_STAGES="lint kunit" limits the run.
 #
@@ -159,12 +159,12 @@ vm_stage() { # vm_stage STAGE: the VM suites of one kernel
 	# policy hooks flashvm.ko needs
 	# ssdalloc is a user-space library: the host runs it under ASan + UBSan, and its
 	# kernel side (userfaultfd, O_DIRECT, io_uring) is Debian's 6.12 and 6.1; it is
-	# left out of this lane, which has no time to spare. For the same reason it runs 2 of
+	# left out of this lane, which has no time to spare. For the same reason it runs 1 of
 	# the 5 suites that are mostly user tools and error paths, drawn by the seed (all 5
 	# on 6.12, and in make check-full)
 	vm-debug) suites="kunit,${VM_SUITES//,ssdalloc/},flashvm" tmo=2400
 		if [ "$full" = 1 ]; then tmo=4800; else
-			drawn=" $(pick 2 ssc-errors hcctl monitor replay hashcache-hostile) "
+			drawn=" $(pick 1 ssc-errors hcctl monitor replay hashcache-hostile) "
 			for s in ssc-errors hcctl monitor replay hashcache-hostile; do
 				[[ $drawn == *" $s "* ]] || suites=${suites/,$s,/,}
 			done
@@ -195,9 +195,10 @@ for stage in $STAGES; do
 	case $stage in
 	deps|lint|kunit|user) one_stage "$stage" ;;
 	# balanced by the measured times (testing.rst): vm-debug is the longest stage.
-	# deb (a host stage) starts lane a, before vm-debug; boot, which loads the
-	# module deb's DKMS built, and harness (three short VMs) end it.
-	deb|vm-debug|boot|boot-systemd|harness) lane_a+=("$stage") ;;
+	# deb (a host stage) starts lane a, before vm-debug, and harness (three short
+	# VMs) ends it; boot, which loads the module deb's DKMS built, ends lane b,
+	# long after deb is done.
+	deb|vm-debug|boot-systemd|harness) lane_a+=("$stage") ;;
 	# at full depth 6.1 runs every suite and every crash point: bench changes lanes
 	bench) if [ "$full" = 1 ]; then lane_a+=("$stage"); else lane_b+=("$stage"); fi ;;
 	*) lane_b+=("$stage") ;;

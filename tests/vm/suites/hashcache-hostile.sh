@@ -197,13 +197,13 @@ ck_try() {
 	echo $_c $_t
 }
 CK_SEED=${SSC_SEED:-1}
-# 4 of the 5 policies on 6.12, 2 on the debug kernel and 6.1, drawn by the seed
+# 3 of the 5 policies on 6.12, 1 on the debug kernel and 6.1, drawn by the seed
 # (SSC_FULL=1: all)
 CK_POLS="setmem log+prefetch loglru bufferhash cascade"
 if is_small || case $(uname -r) in 6.1.*) true ;; *) false ;; esac; then
-	CK_POLS=$(pick 2 $CK_POLS)
+	CK_POLS=$(pick 1 $CK_POLS)
 else
-	CK_POLS=$(pick 4 $CK_POLS)
+	CK_POLS=$(pick 3 $CK_POLS)
 fi
 diag "policies through the crafted checkpoints: $CK_POLS (seed $CK_SEED)"
 for tok in $CK_POLS; do
