@@ -30,9 +30,9 @@
 #             hcctl package: the boot unit, the udev rule on a hot-plugged disk, a
 #             kill mid-write and the recovery (scripts/boot-test.sh --systemd)
 # The host stages run first, one after the other; then the VM stages run in two lanes
-# side by side: deb (on the host), vm-debug and harness in one, vm-6.12, vm-6.1,
-# bench and boot in the other (with --full, bench and boot-systemd go to the
-# first);
+# side by side: deb (on the host) and vm-debug in one, vm-6.12, vm-6.1, bench,
+# boot and harness in the other (with --full, bench, boot-systemd and harness
+# go to the first);
 # CHECK_JOBS=1 runs them one after the other.
 # CHECK_STAGES="lint kunit" limits the run.
 #
@@ -150,10 +150,10 @@ harness_selftest() {
 vm_stage() { # vm_stage STAGE: the VM suites of one kernel
 	local k=${1#vm-} suites=$VM_SUITES tmo=1500 env=() drawn s
 	case $1 in
-	# the smoke at the small sizes (SSC_SMALL: what the debug kernel runs)
-	# (and one of its two lighter suites, drawn by the seed)
+	# the smoke at the small sizes (SSC_SMALL: what the debug kernel runs); its
+	# lighter suites (hashcache-hostile, ssdalloc) only in make check-full
 	vm-6.1) if [ "$full" = 1 ]; then suites="$suites,$EXTRA_6_12" tmo=2400
-		else suites="$SMOKE_6_1,$(pick 1 hashcache-hostile ssdalloc)" env=(--env SSC_SMALL=1); fi ;;
+		else suites="$SMOKE_6_1" env=(--env SSC_SMALL=1); fi ;;
 	vm-6.12) suites="$suites,$EXTRA_6_12"; [ "$full" = 1 ] && tmo=2400 ;;
 	# KASAN + lockdep under TCG is ~4x slower; only this kernel has KUnit and the swap
 	# policy hooks flashvm.ko needs
@@ -195,10 +195,11 @@ for stage in $STAGES; do
 	case $stage in
 	deps|lint|kunit|user) one_stage "$stage" ;;
 	# balanced by the measured times (testing.rst): vm-debug is the longest stage.
-	# deb (a host stage) starts lane a, before vm-debug, and harness (three short
-	# VMs) ends it; boot, which loads the module deb's DKMS built, ends lane b,
-	# long after deb is done.
-	deb|vm-debug|boot-systemd|harness) lane_a+=("$stage") ;;
+	# deb (a host stage) starts lane a, before vm-debug; boot, which loads the
+	# module deb's DKMS built, and harness (three short VMs) end lane b, long
+	# after deb is done (with --full, harness stays in lane a).
+	deb|vm-debug|boot-systemd) lane_a+=("$stage") ;;
+	harness) if [ "$full" = 1 ]; then lane_a+=("$stage"); else lane_b+=("$stage"); fi ;;
 	# at full depth 6.1 runs every suite and every crash point: bench changes lanes
 	bench) if [ "$full" = 1 ]; then lane_a+=("$stage"); else lane_b+=("$stage"); fi ;;
 	*) lane_b+=("$stage") ;;

@@ -60,12 +60,12 @@ check_eq "cascade: fewer T1 entries than 2 a partition: exit 2" 2 \
 	"$(rc hcctl index format --policy cascade --ram-ways 4 --resident-sets 7 $DEV)"
 check_eq "cascade: 2^40 T3 buckets: exit 1" 1 "$(rc hcctl index format --policy cascade --sets 1099511627776 $DEV)"
 
-# 5 of the 8 policies on 6.12; on the debug kernel and on 6.1 (a smoke run)
+# 4 of the 8 policies on 6.12; on the debug kernel and on 6.1 (a smoke run)
 # 2, drawn by the run's seed (SSC_SEED=N draws the same; SSC_FULL=1 takes all)
 on_6_1() { case $(uname -r) in 6.1.*) ! is_full ;; *) false ;; esac; }
 sampled() { is_small || on_6_1; }
 POLS="basic set setmem setmemlru log loglru bufferhash cascade"
-if sampled; then POLS=$(pick 2 $POLS); else POLS=$(pick 5 $POLS); fi
+if sampled; then POLS=$(pick 2 $POLS); else POLS=$(pick 4 $POLS); fi
 diag "policies through the common checks: $POLS (seed ${SSC_SEED:-1})"
 for pol in $POLS; do
 	check "$pol: format" hcctl index format --policy $pol $DEV
@@ -620,7 +620,7 @@ check "dm-flakey over the index device" dmsetup create hf --table "0 $L flakey $
 F=/dev/mapper/hf
 flakey() { dmsetup suspend --nolockfs hf && dmsetup load hf --table "0 $L flakey $DEV $1" && dmsetup resume hf; }
 POLS="set setmem log loglru bufferhash cascade"
-if sampled; then POLS=$(pick 1 $POLS); else POLS=$(pick 4 $POLS); fi
+if sampled; then POLS=$(pick 1 $POLS); else POLS=$(pick 3 $POLS); fi
 diag "policies through the power cut: $POLS (seed ${SSC_SEED:-1})"
 for pol in $POLS; do
 	check "$pol: format on dm-flakey" hcctl index format --policy $pol $F

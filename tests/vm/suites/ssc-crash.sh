@@ -26,8 +26,8 @@ NBLK=$((O / 8))
 TOT=$((C + O))
 # make check checks a sample of the crash points, drawn by SSC_SEED (printed by
 # make check, which passes it in; SSC_SEED=N make check draws the same again):
-# CK_POINTS a mode (12; 40 until the trims of issue 22, then 24, then 16 until Cascade's
-# tests; 4 on the KASAN + lockdep
+# CK_POINTS a mode (8; 40 until the trims of issue 22, then 24, then 16 until Cascade's
+# tests, then 12; 4 on the KASAN + lockdep
 # kernel, 4x slower, with a 120-op workload: 12 until issue 20, 8 until issue
 # 21, 6 until the budget's trim after it). On that kernel every mode runs its workload (GC, write-back
 # and checkpoints under KASAN and lockdep) but only one mode, drawn by the seed,
@@ -35,7 +35,7 @@ TOT=$((C + O))
 # reads that 6.12 does at full depth. make check-full (SSC_FULL=1) checks every
 # point of every mode (every 8th on the debug kernel).
 NOPS=240
-POINTS=${CK_POINTS:-12}
+POINTS=${CK_POINTS:-8}
 SEED=${SSC_SEED:-1}
 if is_debug_kernel; then
 	NOPS=120
