@@ -197,7 +197,7 @@ ck_try() {
 	echo $_c $_t
 }
 CK_SEED=${SSC_SEED:-1}
-# 3 of the 5 policies on 6.12, 1 on the debug kernel and 6.1, drawn by the seed
+# 3 of the 5 policies on 6.12, 1 on the debug kernel (and 6.1, small), drawn by the seed
 # (SSC_FULL=1: all)
 CK_POLS="setmem log+prefetch loglru bufferhash cascade"
 if is_small || case $(uname -r) in 6.1.*) true ;; *) false ;; esac; then
