@@ -87,10 +87,10 @@ struct hc_ca_t1 {
 
 struct hc_ca {
 	u32 parts, depth, epb;		/* partitions, T2 blocks each, entries a block */
-	u32 t1_per, t1_buckets;		/* T1 entries and hash chains a partition */
+	u32 t1_per;			/* T1 entries (and hash chains) a partition */
 	u32 nslabs, slab_bytes, nblk;
 	u32 buckets, t3_blocks, t3_head;
-	u64 t2_off, t3_off;
+	u64 t3_off;			/* T2's rings are at HC_TABLE_OFFSET */
 	u64 cur;			/* the open slab's sequence number */
 	u32 wblk, fblk;			/* open slab: first block not written whole; last */
 	bool dirty;			/* open slab: records not yet written */
@@ -98,7 +98,7 @@ struct hc_ca {
 	u64 iseq;			/* and their seq is at most this */
 	bool broken;			/* an index block RAM names did not check: EIO */
 	struct hc_ca_t1 *t1;		/* parts x t1_per */
-	u32 *t1_head;			/* parts x t1_buckets: first entry + 1 */
+	u32 *t1_head;			/* parts x t1_per: first entry + 1 */
 	u32 *t1_free, *t1_hand;		/* parts: free list (entry + 1), CLOCK hand */
 	u8 *slab;			/* the open slab */
 	/* RAM blocks: each partition's next T2 block, then each bucket's next T3 block */
@@ -311,7 +311,7 @@ static u64 hc_ca_t2_off(struct hc_index *ix, u32 p, u32 place)
 {
 	struct hc_ca *ca = hc_ca(ix);
 
-	return ca->t2_off + ((u64)p * ca->depth + place) * ix->block_size;
+	return HC_TABLE_OFFSET + ((u64)p * ca->depth + place) * ix->block_size;
 }
 
 /*
@@ -385,7 +385,7 @@ static int hc_ca_t2_add(struct hc_index *ix, u32 p, const struct hc_ca_t1 *t)
 
 static u32 *hc_ca_t1_chain(struct hc_ca *ca, u32 p, u64 h)
 {
-	return &ca->t1_head[(size_t)p * ca->t1_buckets + (u32)h % ca->t1_buckets];
+	return &ca->t1_head[(size_t)p * ca->t1_per + (u32)h % ca->t1_per];
 }
 
 static struct hc_ca_t1 *hc_ca_t1_find(struct hc_ca *ca, u32 p, u64 h)
@@ -810,11 +810,11 @@ static int hc_ca_lookup(struct hc_index *ix, const u8 *key, u32 klen, void *kval
 	return 0;
 }
 
-static int hc_ca_put(struct hc_index *ix, const u8 *key, u32 klen, const void *val, u64 vlen,
-		     bool tomb)
+/* append @key's record (hash @h), and map it in T1 */
+static int hc_ca_put(struct hc_index *ix, const u8 *key, u32 klen, u64 h, const void *val,
+		     u64 vlen, bool tomb)
 {
 	struct hc_ca *ca = hc_ca(ix);
-	u64 h = siphash(key, klen, &ix->hkey);
 	u32 slab, loc;
 	int r;
 
@@ -840,7 +840,7 @@ static int hc_ca_insert(struct hc_index *ix, const u8 *key, u32 klen, const void
 	if (vlen > hc_max_value(ix) || hc_bh_rec_len(klen, vlen) > ix->block_size - HC_BH_HDR)
 		return -EFBIG;
 	/* an update is an insert of a newer record: no lookup (the paper's SET) */
-	r = hc_ca_put(ix, key, klen, val, vlen, false);
+	r = hc_ca_put(ix, key, klen, siphash(key, klen, &ix->hkey), val, vlen, false);
 	if (!r)
 		ix->st.inserts++;
 	ix->st.insert_ios += ix->st.write_ios + ix->st.read_ios - io0;
@@ -854,16 +854,17 @@ static int hc_ca_insert(struct hc_index *ix, const u8 *key, u32 klen, const void
  */
 static int hc_ca_remove(struct hc_index *ix, const u8 *key, u32 klen, struct hc_object *o)
 {
+	u64 h = siphash(key, klen, &ix->hkey);
 	struct hc_ca_res res;
 	int err;
 
 	if (hc_ca(ix)->broken)
 		return -EIO;
-	err = hc_ca_find(ix, key, klen, siphash(key, klen, &ix->hkey), &res);
+	err = hc_ca_find(ix, key, klen, h, &res);
 	if (err)
 		return err;
 	o->found = res.tier && !res.dead;
-	err = hc_ca_put(ix, key, klen, NULL, 0, true);
+	err = hc_ca_put(ix, key, klen, h, NULL, 0, true);
 	if (!err && o->found)
 		ix->st.deletes++;
 	return err;
@@ -1099,7 +1100,7 @@ static int hc_ca_t1_load(struct hc_index *ix)
 	struct hc_ca *ca = hc_ca(ix);
 	u32 p, i, *chain;
 
-	memset(ca->t1_head, 0, (size_t)ca->parts * ca->t1_buckets * sizeof(u32));
+	memset(ca->t1_head, 0, (size_t)ca->parts * ca->t1_per * sizeof(u32));
 	for (p = 0; p < ca->parts; p++) {
 		ca->t1_free[p] = 0;
 		ca->t1_hand[p] = 0;
@@ -1288,7 +1289,7 @@ static void hc_ca_reset(struct hc_index *ix)
 	u32 p, i;
 
 	memset(ca->t1, 0, ca->t1_len);
-	memset(ca->t1_head, 0, (size_t)ca->parts * ca->t1_buckets * sizeof(u32));
+	memset(ca->t1_head, 0, (size_t)ca->parts * ca->t1_per * sizeof(u32));
 	memset(ca->meta, 0, ca->meta_len);
 	for (p = 0; p < ca->parts; p++) {
 		for (i = 0; i < ca->t1_per; i++)
@@ -1317,19 +1318,17 @@ static int hc_ca_alloc_ram(struct hc_index *ix)
 	ca->depth = ix->ways;
 	ca->epb = hc_ca_epb(ix);
 	ca->t1_per = ix->resident_sets / ca->parts;
-	ca->t1_buckets = ca->t1_per;
 	ca->slab_bytes = ix->buffer_bytes;
 	ca->nblk = ca->slab_bytes / bs;
 	ca->nslabs = div_u64(ix->log_blocks * bs, ca->slab_bytes);
 	ca->buckets = ix->sets;
-	ca->t2_off = HC_TABLE_OFFSET;
 	ca->t3_off = hc_ca_t3_start(ix);
 	ca->t3_blocks = div_u64(ix->log_off - ca->t3_off, bs);
 	ix->max_value = bs - HC_BH_HDR - HC_BH_REC - HC_KEY_MAX;
 	ix->slots = div_u64((u64)ca->nslabs * ca->slab_bytes, HC_CA_OBJ);
 	n = (u64)ca->parts * ca->depth + 2 * (u64)ca->buckets + ca->parts + ca->nslabs;
 	bytes[0] = (u64)ca->parts * ca->t1_per * sizeof(*ca->t1);
-	bytes[1] = (u64)ca->parts * ca->t1_buckets * sizeof(u32);
+	bytes[1] = (u64)ca->parts * ca->t1_per * sizeof(u32);
 	bytes[2] = ca->parts * sizeof(u32);
 	bytes[3] = ca->parts * sizeof(u32);
 	bytes[4] = ca->slab_bytes;

@@ -81,13 +81,9 @@ static void hc_drop_cached(struct hc_index *ix, u64 off, size_t len)
 				    ix->bdev, off, off + len - 1);
 }
 
-int hc_io(struct hc_index *ix, enum req_op op, u64 off, void *buf, size_t len)
+/* an I/O of @len bytes at @off, in the stats (a read also in attach's cost) */
+static void hc_io_count(struct hc_index *ix, enum req_op op, u64 off, size_t len)
 {
-	size_t done = 0;
-	int r = 0;
-
-	if (off + len > ix->dev_bytes)
-		return -ENOSPC;
 	if (off != ix->next_off)
 		ix->st.seeks++;
 	ix->next_off = off + len;
@@ -99,6 +95,34 @@ int hc_io(struct hc_index *ix, enum req_op op, u64 off, void *buf, size_t len)
 		ix->st.write_ios++;
 		ix->st.bytes_written += len;
 	}
+}
+
+/*
+ * Add the pages of @buf (kmalloc'd or vmalloc'd) from byte @done on to
+ * @bio, up to @len or until the bio is full; the bytes added up to then.
+ */
+static size_t hc_bio_fill(struct bio *bio, void *buf, size_t done, size_t len)
+{
+	while (done < len) {
+		void *p = buf + done;
+		struct page *pg = is_vmalloc_addr(p) ? vmalloc_to_page(p) : virt_to_page(p);
+		unsigned int n = min_t(size_t, len - done, PAGE_SIZE - offset_in_page(p));
+
+		if (bio_add_page(bio, pg, n, offset_in_page(p)) != n)
+			break;
+		done += n;
+	}
+	return done;
+}
+
+int hc_io(struct hc_index *ix, enum req_op op, u64 off, void *buf, size_t len)
+{
+	size_t done = 0;
+	int r = 0;
+
+	if (off + len > ix->dev_bytes)
+		return -ENOSPC;
+	hc_io_count(ix, op, off, len);
 	if (op == REQ_OP_WRITE && is_vmalloc_addr(buf))
 		flush_kernel_vmap_range(buf, len);
 	while (done < len && !r) {
@@ -108,17 +132,7 @@ int hc_io(struct hc_index *ix, enum req_op op, u64 off, void *buf, size_t len)
 					    REQ_SYNC | REQ_FUA : 0), GFP_KERNEL);
 
 		bio->bi_iter.bi_sector = (off + done) >> SECTOR_SHIFT;
-		while (done < len) {
-			void *p = buf + done;
-			struct page *pg = is_vmalloc_addr(p) ? vmalloc_to_page(p) :
-							       virt_to_page(p);
-			unsigned int n = min_t(size_t, len - done,
-					       PAGE_SIZE - offset_in_page(p));
-
-			if (bio_add_page(bio, pg, n, offset_in_page(p)) != n)
-				break;
-			done += n;
-		}
+		done = hc_bio_fill(bio, buf, done, len);
 		r = submit_bio_wait(bio);
 		bio_put(bio);
 	}
@@ -174,25 +188,11 @@ int hc_io_batch(struct hc_index *ix, const u64 *offs, u32 n, void *buf, size_t l
 		void *p = buf + (size_t)i * len;
 		struct bio *bio = bio_alloc(ix->bdev, DIV_ROUND_UP(len, PAGE_SIZE) + 1,
 					    REQ_OP_READ, GFP_KERNEL);
-		size_t done = 0;
 
-		if (offs[i] != ix->next_off)
-			ix->st.seeks++;
-		ix->next_off = offs[i] + len;
-		ix->st.read_ios++;
-		ix->st.bytes_read += len;
-		ix->dev_read += len;
+		hc_io_count(ix, REQ_OP_READ, offs[i], len);
 		bio->bi_iter.bi_sector = offs[i] >> SECTOR_SHIFT;
-		while (done < len) {
-			void *q = p + done;
-			struct page *pg = is_vmalloc_addr(q) ? vmalloc_to_page(q) : virt_to_page(q);
-			unsigned int k = min_t(size_t, len - done, PAGE_SIZE - offset_in_page(q));
-
-			if (WARN_ON_ONCE(bio_add_page(bio, pg, k, offset_in_page(q)) != k))
-				break;
-			done += k;
-		}
-		if (done < len)		/* (cannot happen: room for every page) */
+		/* (a short one cannot happen: the bio has room for every page) */
+		if (WARN_ON_ONCE(hc_bio_fill(bio, p, 0, len) < len))
 			cmpxchg(&b.status, 0, (__force int)BLK_STS_RESOURCE);
 		bio->bi_private = &b;
 		bio->bi_end_io = hc_batch_end_io;
