@@ -317,6 +317,8 @@ static int idx_attach(int ctl, const char *dev)
 		printf("%s: index %u attached%s, %" PRIu64 " B read (%s)\n", dev, a.id,
 		       a.flags & HC_ATTACH_RECOVERED ? " (it was not detached cleanly)" : "",
 		       (uint64_t)a.read_bytes,
+		       (a.flags & HC_ATTACH_CHECKPOINT) && (a.flags & HC_ATTACH_RECOVERED) ?
+		       "its last checkpoint and the log since" :
 		       a.flags & HC_ATTACH_CHECKPOINT ? "its checkpoint" : "a scan");
 	}
 	return EX_OK;
@@ -524,7 +526,7 @@ static int idx_stats(int ctl, const char *dev)
 	F(seeks); F(bytes_read); F(bytes_written); F(lookup_ios); F(insert_ios);
 	F(miss_ios); F(log_wraps); F(ram_bytes); F(slots); F(set_loads);
 	F(offset_fetches); F(spill_writes); F(prefetch_reads); F(prefetch_hits);
-	F(torn_records); F(bad_entries);
+	F(torn_records); F(bad_entries); F(checkpoints);
 #undef F
 	/* Cascade's tiers: where lookups were settled, index blocks read */
 	f[n].name = "t1_hits"; f[n++].v = s.tier_hits[0];

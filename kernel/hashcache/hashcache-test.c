@@ -487,6 +487,42 @@ static void hc_test_shadowed(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, hc_shadowed(ix, set, 2));
 }
 
+/*
+ * The records a crash recovery replays after a periodic checkpoint (log end
+ * 98 of 100, pass 15, write counter 500): the one d blocks on has sequence
+ * 501 + d and the pass of its place (0 once round the end); nothing else
+ */
+static void hc_test_log_tail(struct kunit *test)
+{
+	struct hc_index *ix = hc_test_index(test, HC_POLICY_LOG, 1, 8, 8);
+	static const u8 k[] = "key";
+	struct hc_slot_disk *s;
+
+	ix->block_size = 4096;
+	ix->format_id = 0x77;
+	ix->log_blocks = 100;
+	s = kunit_kzalloc(test, 4096, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	ix->wseq = 500;
+	hc_fill_slot(ix, s, k, sizeof(k), "v", 1, 0, 15 << 8);
+	KUNIT_EXPECT_TRUE(test, hc_log_tail_rec(ix, s, 98, 15, 500, 0));
+	KUNIT_EXPECT_FALSE(test, hc_log_tail_rec(ix, s, 98, 15, 500, 1));	/* seq 502 there */
+	KUNIT_EXPECT_FALSE(test, hc_log_tail_rec(ix, s, 98, 15, 499, 0));	/* older */
+	KUNIT_EXPECT_FALSE(test, hc_log_tail_rec(ix, s, 98, 14, 500, 0));	/* another pass */
+	/* round the end: pass 0 */
+	ix->wseq = 503;
+	hc_fill_slot(ix, s, k, sizeof(k), "v", 1, 0, 0 << 8);
+	KUNIT_EXPECT_TRUE(test, hc_log_tail_rec(ix, s, 98, 15, 500, 3));
+	hc_fill_slot(ix, s, k, sizeof(k), "v", 1, 0, 15 << 8);
+	s->seq = cpu_to_le64(504);
+	s->crc = cpu_to_le32(hc_crc(s, HC_SLOT_HDR_BYTES + 1, offsetof(struct hc_slot_disk, crc)));
+	KUNIT_EXPECT_FALSE(test, hc_log_tail_rec(ix, s, 98, 15, 500, 3));
+	/* torn: its CRC fails */
+	hc_fill_slot(ix, s, k, sizeof(k), "v", 1, 0, 0 << 8);
+	s->seq = cpu_to_le64(504);
+	KUNIT_EXPECT_FALSE(test, hc_log_tail_rec(ix, s, 98, 15, 500, 3));
+}
+
 /* every policy has its ops, whole; nothing else is a policy */
 static void hc_test_policies(struct kunit *test)
 {
@@ -502,6 +538,9 @@ static void hc_test_policies(struct kunit *test)
 		KUNIT_EXPECT_TRUE_MSG(test, o->name && o->format && o->geometry_ok &&
 				      o->alloc_ram && o->recover && o->insert && o->lookup &&
 				      o->remove, "policy %u (%s)", p, o->name);
+		/* a policy that replays after a periodic checkpoint has checkpoints */
+		KUNIT_EXPECT_TRUE_MSG(test, !o->ckpt_tail || (o->ckpt_save && o->ckpt_load),
+				      "policy %u", p);
 		/* a policy that buffers says how many objects it holds */
 		KUNIT_EXPECT_EQ_MSG(test, !o->flush, !o->objects, "policy %u", p);
 	}
@@ -844,6 +883,7 @@ static struct kunit_case hc_test_cases[] = {
 	KUNIT_CASE(hc_test_fields),
 	KUNIT_CASE(hc_test_lru),
 	KUNIT_CASE(hc_test_log_live),
+	KUNIT_CASE(hc_test_log_tail),
 	KUNIT_CASE(hc_test_hash),
 	KUNIT_CASE(hc_test_frames),
 	KUNIT_CASE(hc_test_loglru),

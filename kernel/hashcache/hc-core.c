@@ -260,6 +260,12 @@ static int hc_sb_write(struct hc_index *ix, bool clean)
 	sb->crc = cpu_to_le32(hc_crc(sb, HC_SB_BYTES, offsetof(struct hc_sb_disk, crc)));
 	r = hc_io(ix, REQ_OP_WRITE, (ix->sb_seq & 1) * HC_SB_BYTES, sb, HC_SB_BYTES);
 	kfree(sb);
+	/*
+	 * A write that failed may have left its copy torn: the next one goes to
+	 * the same copy, never over the other, the last good one
+	 */
+	if (r)
+		ix->sb_seq--;
 	return r;
 }
 
@@ -541,55 +547,123 @@ static bool hc_ckpt_region_ok(struct hc_index *ix, u32 version)
 }
 
 /*
- * DETACH, after a flush that worked: write the checkpoint the clean
- * superblock written next names (its seq is ours + 1). Anything in the way
- * (no region, no RAM for the copy, the policy not ready, a failed write)
- * leaves none that counts: the next attach scans.
+ * Write the checkpoint: at DETACH, after a flush that worked, the one the
+ * clean superblock written next names (its seq is ours + 1); @periodic,
+ * while attached, one that names the superblock of this attach, for the
+ * recovery after a crash (hc_ckpt_periodic). Anything in the way (no region,
+ * no RAM for the copy, the policy not ready, a failed write) leaves none that
+ * counts at DETACH, and an error.
  */
-static void hc_ckpt_write(struct hc_index *ix)
+static int hc_ckpt_write(struct hc_index *ix, bool periodic)
 {
 	struct hc_ckpt_part p[HC_CKPT_PARTS];
 	u64 state[HC_CKPT_STATE] = {}, len, at;
 	struct hc_ckpt_disk *h;
 	unsigned int n, i;
 	void *buf;
+	int r;
 
 	if (!ix->ckpt_bytes || !ix->ops->ckpt_save || ix->write_failed)
-		return;
+		return -EIO;
 	len = hc_ckpt_len(ix, p, &n);
-	if (len > ix->ckpt_bytes || len > INT_MAX || ix->ops->ckpt_save(ix, state))
-		return;
+	if (len > ix->ckpt_bytes || len > INT_MAX)
+		return -ENOSPC;
+	r = ix->ops->ckpt_save(ix, state);
+	if (r)
+		return r;
 	buf = kvzalloc(len, GFP_KERNEL | __GFP_NOWARN);
 	if (!buf)
-		return;
+		return -ENOMEM;
 	h = buf;
 	h->magic = cpu_to_le32(HC_CKPT_MAGIC);
 	h->format_id = cpu_to_le64(ix->format_id);
-	h->sb_seq = cpu_to_le64(ix->sb_seq + 1);
+	h->sb_seq = cpu_to_le64(ix->sb_seq + !periodic);
 	h->policy = cpu_to_le32(ix->policy);
 	h->parts = cpu_to_le32(n);
 	h->objects = cpu_to_le64(ix->st.objects);
 	h->wseq = cpu_to_le64(ix->wseq);
-	h->layout = cpu_to_le64(HC_CKPT_LAYOUT);
+	h->layout = cpu_to_le64(HC_CKPT_LAYOUT | (periodic ? HC_CKPT_PERIODIC : 0));
 	for (i = 0; i < HC_CKPT_STATE; i++)
 		h->state[i] = cpu_to_le64(state[i]);
 	for (at = sizeof(*h), i = 0; i < n; at += p[i].bytes, i++)
 		memcpy(buf + at, p[i].p, p[i].bytes);
 	h->len = cpu_to_le64(at - sizeof(*h));
 	h->crc = cpu_to_le32(hc_crc(buf, at, offsetof(struct hc_ckpt_disk, crc)));
-	if (hc_io(ix, REQ_OP_WRITE, ix->ckpt_off, buf, len))
+	r = hc_io(ix, REQ_OP_WRITE, ix->ckpt_off, buf, len);
+	if (r && !periodic)
 		pr_warn("hashcache: %pg: the checkpoint was not written: the next attach scans\n",
 			ix->bdev);
 	kvfree(buf);
+	return r;
 }
 
 /*
- * ATTACH of a clean index: read the checkpoint into the RAM part, true if it
- * was there (CRC, format, the superblock's seq) and the policy found every
- * word of it in range. False: the RAM part is as hc_alloc_ram left it, for
- * the scan.
+ * Every ckpt_every writes (the policy calls it when what it wrote is on the
+ * device, FUA, and nothing is buffered): a checkpoint of this attach, so
+ * that the attach after a crash reads it and replays only what was written
+ * since (ops->ckpt_tail), not the whole device. The policy must not write
+ * more than its replay looks at after the last one that counts: when a new
+ * one cannot be written, a superblock of a higher seq voids the last; when
+ * that cannot be written either, the index takes no more writes
+ * (ckpt_broken: -EIO).
  */
-static bool hc_ckpt_read(struct hc_index *ix)
+int hc_ckpt_periodic(struct hc_index *ix)
+{
+	int r;
+
+	if (ix->ckpt_broken)
+		return -EIO;
+	/* a detach writes its own */
+	if (!ix->ckpt_every || ix->dead || ix->wseq - ix->ckpt_wseq < ix->ckpt_every)
+		return 0;
+	ix->ckpt_wseq = ix->wseq;
+	r = hc_ckpt_write(ix, true);
+	if (!r) {
+		ix->ckpt_live = true;
+		ix->st.checkpoints++;
+		return 0;
+	}
+	/* nothing of it written (no I/O failed), and none of before counts */
+	if (!ix->ckpt_live && !ix->write_failed)
+		return 0;
+	pr_warn("hashcache: %pg: no periodic checkpoint (%d): the last is voided, a crash scans\n",
+		ix->bdev, r);
+	if (!hc_sb_write(ix, false)) {
+		ix->ckpt_live = false;
+		/* no checkpoint after a failed write: stop trying */
+		if (ix->write_failed)
+			ix->ckpt_every = 0;
+		return 0;
+	}
+	ix->ckpt_broken = true;
+	pr_err("hashcache: %pg: the last checkpoint could neither be replaced nor voided: no more writes\n",
+	       ix->bdev);
+	return -EIO;
+}
+
+/* the RAM part as hc_alloc_ram left it (a checkpoint not used after all) */
+static void hc_ckpt_clear(struct hc_index *ix)
+{
+	struct hc_ckpt_part p[HC_CKPT_PARTS];
+	unsigned int n, i;
+
+	hc_ckpt_len(ix, p, &n);
+	for (i = 0; i < n; i++)
+		memset(p[i].p, 0, p[i].bytes);
+	ix->st.objects = 0;
+	ix->wseq = 0;
+	ix->torn = 0;
+	ix->pf_count = 0;
+}
+
+/*
+ * ATTACH: read the checkpoint into the RAM part, true if it was there (CRC,
+ * format, the superblock's seq) and the policy found every word of it in
+ * range. Of a clean index, the one its detach wrote; @crashed (not clean),
+ * the last periodic one of the attach the crash ended, if the policy writes
+ * them. False: the RAM part is as hc_alloc_ram left it, for the scan.
+ */
+static bool hc_ckpt_read(struct hc_index *ix, bool crashed)
 {
 	struct hc_ckpt_part p[HC_CKPT_PARTS];
 	u64 state[HC_CKPT_STATE], len, at;
@@ -599,7 +673,8 @@ static bool hc_ckpt_read(struct hc_index *ix)
 	void *buf;
 	int r;
 
-	if (!ix->ckpt_bytes || !ix->ops->ckpt_load)
+	if (!ix->ckpt_bytes || !ix->ops->ckpt_load ||
+	    (crashed && (!ix->ops->ckpt_tail || !ix->ckpt_every)))
 		return false;
 	len = hc_ckpt_len(ix, p, &n);
 	if (len > ix->ckpt_bytes || len > INT_MAX)
@@ -616,7 +691,7 @@ static bool hc_ckpt_read(struct hc_index *ix)
 	    le64_to_cpu(h->format_id) != ix->format_id ||
 	    le64_to_cpu(h->sb_seq) != ix->sb_seq || le32_to_cpu(h->policy) != ix->policy ||
 	    le32_to_cpu(h->parts) != n || le64_to_cpu(h->len) != at - sizeof(*h) ||
-	    le64_to_cpu(h->layout) != HC_CKPT_LAYOUT ||
+	    le64_to_cpu(h->layout) != (HC_CKPT_LAYOUT | (crashed ? HC_CKPT_PERIODIC : 0)) ||
 	    le32_to_cpu(h->crc) != hc_crc(buf, at, offsetof(struct hc_ckpt_disk, crc)))
 		goto out;
 	for (at = sizeof(*h), i = 0; i < n; at += p[i].bytes, i++)
@@ -634,10 +709,7 @@ static bool hc_ckpt_read(struct hc_index *ix)
 		pr_warn("hashcache: %pg: the checkpoint could not be checked (%d): scanning instead\n",
 			ix->bdev, r);
 	if (!ok) {
-		for (i = 0; i < n; i++)
-			memset(p[i].p, 0, p[i].bytes);
-		ix->st.objects = 0;
-		ix->wseq = 0;
+		hc_ckpt_clear(ix);
 	} else {
 		/* its I/O is not an operation's (as after a scan) */
 		at = ix->st.objects;
@@ -786,8 +858,12 @@ static int hc_do_attach(struct hc_attach *a, struct hc_index **out_ix)
 	r = hc_ram_verdict(ix, hc_alloc_ram(ix));
 	if (r)
 		goto out;
-	/* clean: the checkpoint if there is a good one, else the scan */
-	if (!(a->flags & HC_ATTACH_RECOVERED) && hc_ckpt_read(ix))
+	/*
+	 * The checkpoint if there is a good one, else the scan: of a clean
+	 * index, its detach's; after a crash, the last periodic one, and then
+	 * what was written after it (below)
+	 */
+	if (hc_ckpt_read(ix, a->flags & HC_ATTACH_RECOVERED))
 		a->flags |= HC_ATTACH_CHECKPOINT;
 	/*
 	 * Not clean from here on, before anything is written (the scan may
@@ -797,12 +873,24 @@ static int hc_do_attach(struct hc_attach *a, struct hc_index **out_ix)
 	r = hc_sb_write(ix, false);
 	if (r)
 		goto out;
+	if ((a->flags & HC_ATTACH_CHECKPOINT) && (a->flags & HC_ATTACH_RECOVERED)) {
+		r = ix->ops->ckpt_tail(ix);
+		if (r == -EINVAL || r == -ENOMEM) {
+			pr_warn("hashcache: %pg: the log after the checkpoint could not be replayed (%d): scanning instead\n",
+				ix->bdev, r);
+			hc_ckpt_clear(ix);
+			a->flags &= ~HC_ATTACH_CHECKPOINT;
+		} else if (r) {
+			goto out;
+		}
+	}
 	if (!(a->flags & HC_ATTACH_CHECKPOINT)) {
 		r = hc_ram_verdict(ix, ix->ops->recover(ix));
 		if (r)
 			goto out;
 	}
 	a->read_bytes = ix->dev_read;
+	ix->ckpt_wseq = ix->wseq;
 	/*
 	 * An id never given before (ids go round only after 2^31 attaches), kept
 	 * for @ix but not yet published: nobody can reach the index by it until
@@ -870,7 +958,7 @@ static int hc_detach_index(struct hc_index *ix)
 	ix->dead = true;
 	r = ix->ops->flush ? ix->ops->flush(ix) : 0;
 	if (!r)
-		hc_ckpt_write(ix);
+		hc_ckpt_write(ix, false);
 	/* records the log could not take are lost: not clean then */
 	r = hc_sb_write(ix, !r) ?: r;
 	mutex_unlock(&ix->lock);

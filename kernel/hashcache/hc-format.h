@@ -91,6 +91,13 @@ struct hc_ckpt_disk {
  * order (any other scans).
  */
 #define HC_CKPT_LAYOUT	((u64)BITS_PER_LONG << 8 | IS_ENABLED(CONFIG_CPU_BIG_ENDIAN))
+/*
+ * and, in the same word, which checkpoint it is: a periodic one (Log, while
+ * attached, naming that attach's superblock) counts only after a crash, one
+ * a detach wrote only for a clean attach; a module before periodic
+ * checkpoints takes none of them
+ */
+#define HC_CKPT_PERIODIC	BIT_ULL(32)
 
 struct hc_slot_disk {
 	__le32 magic;

@@ -89,6 +89,13 @@ struct hc_policy_ops {
 	unsigned int (*ckpt_parts)(struct hc_index *ix, struct hc_ckpt_part *p);
 	int (*ckpt_save)(struct hc_index *ix, u64 *state);
 	int (*ckpt_load)(struct hc_index *ix, const u64 *state);
+	/*
+	 * Recovery from a periodic checkpoint (hc_ckpt_periodic; NULL: the
+	 * policy writes none): the checkpoint is loaded, replay what was
+	 * written after it. -EINVAL: what is there is not what the checkpoint
+	 * leads to (the RAM part is cleared and the attach scans).
+	 */
+	int (*ckpt_tail)(struct hc_index *ix);
 };
 
 #define HC_CKPT_PARTS	4
@@ -173,6 +180,15 @@ struct hc_index {
 	u64 ram_refused;		/* bytes of a RAM part hc_ram_alloc refused */
 	u64 dev_read;			/* bytes read from the device, ever (attach's cost) */
 	bool write_failed;		/* a write failed since attach: no checkpoint */
+	/*
+	 * Periodic checkpoints (a policy with ckpt_tail): one every
+	 * @ckpt_every writes of the write counter; @ckpt_wseq is the counter
+	 * at the last; @ckpt_live: one of this attach's superblock is on the
+	 * device, so that a crash recovers from it; @ckpt_broken: it could not
+	 * be replaced or voided, so the index takes no more writes.
+	 */
+	u64 ckpt_every, ckpt_wseq;
+	bool ckpt_live, ckpt_broken;
 	bool stale_copy;		/* an overwrite's old copy could not be emptied */
 };
 
@@ -324,6 +340,7 @@ int hc_io_batch(struct hc_index *ix, const u64 *offs, u32 n, void *buf, size_t l
 u32 hc_crc_from(u32 seed, const void *p, size_t len, size_t crc_off);
 u32 hc_crc(const void *p, size_t len, size_t crc_off);
 void *hc_ram_alloc(struct hc_index *ix, u64 bytes);
+int hc_ckpt_periodic(struct hc_index *ix);
 
 /* hc-fields.c */
 u64 hc_bf_get(const unsigned long *map, u64 idx, unsigned int width);
@@ -388,6 +405,8 @@ u64 hc_bh_candidates(struct hc_index *ix, const struct hc_bh_key *l);
 void hc_bh_filter_add(struct hc_index *ix, const struct hc_bh_key *l, u32 s);
 void hc_bh_drop_slot(struct hc_index *ix, u32 t, u32 s);
 bool hc_ca_live(u64 cur, u32 nslabs, u32 slab);
+bool hc_log_tail_rec(struct hc_index *ix, const struct hc_slot_disk *s, u64 e0, u64 g0,
+		     u64 c, u64 d);
 int hc_ca_iblk_check(struct hc_index *ix, const void *blk, u32 owner, u64 epoch, u64 seq);
 #else
 #define HC_TESTABLE static

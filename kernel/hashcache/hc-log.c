@@ -10,6 +10,7 @@
  * the others' in a spill region on the device (hc-fields.c splits the fields).
  */
 
+#include <linux/crc32c.h>
 #include <linux/lcm.h>
 #include <linux/siphash.h>
 #include <linux/sort.h>
@@ -106,6 +107,8 @@ static int hc_log_flush(struct hc_index *ix)
 {
 	int r;
 
+	if (ix->ckpt_broken)
+		return -EIO;
 	if (!ix->wcount)
 		return 0;
 	if (ix->pfbuf) {
@@ -125,6 +128,8 @@ static int hc_log_flush(struct hc_index *ix)
 		ix->gen = (ix->gen + 1) & 15;
 		ix->st.log_wraps++;
 	}
+	/* these records landed: a checkpoint that cannot be voided fails the next write */
+	hc_ckpt_periodic(ix);
 	return 0;
 }
 
@@ -643,6 +648,14 @@ static int hc_log_alloc_ram(struct hc_index *ix)
 			return -ENOMEM;
 		ix->bits_bytes = ob;
 	}
+	/*
+	 * Log: a checkpoint every sixteenth of the log, so that a crash
+	 * replays at most that and a buffer (hc_log_ckpt_tail); a log of
+	 * fewer than 4 buffers is scanned
+	 */
+	if (ix->policy == HC_POLICY_LOG && ix->ckpt_bytes &&
+	    ix->log_blocks >= 4 * ix->wbuf_blocks)
+		ix->ckpt_every = div_u64(ix->log_blocks, 16);
 	ob = BITS_TO_LONGS(ix->sets * ix->ways * ix->width) * sizeof(long);
 	ix->bits = hc_ram_alloc(ix, ob);
 	ix->bits_bytes += ob;
@@ -886,6 +899,138 @@ static int hc_log_ckpt_load(struct hc_index *ix, const u64 *state)
 	return 0;
 }
 
+/*
+ * Log, after a crash, from the last periodic checkpoint: the fields, the
+ * log's end @e0, its pass @g0 and the write counter @c as they were then.
+ * The records written after it are at e0, e0 + 1, ... round the log, with
+ * write sequence c + 1, c + 2, ... and the pass of their place: is @s the
+ * one @d blocks on?
+ */
+HC_TESTABLE bool hc_log_tail_rec(struct hc_index *ix, const struct hc_slot_disk *s,
+				 u64 e0, u64 g0, u64 c, u64 d)
+{
+	u64 gen = (g0 + (e0 + d >= ix->log_blocks)) & 15;
+
+	return hc_slot_valid(ix, s) && le64_to_cpu(s->seq) == c + d + 1 &&
+	       HC_REC_GEN(le16_to_cpu(s->flags)) == gen;
+}
+
+/*
+ * Read blocks @d .. @d + *@n - 1 after @e0 (not past the log's end, *@n at
+ * most @per_read and @left) into @buf.
+ */
+static int hc_log_tail_read(struct hc_index *ix, u64 e0, u64 d, u64 per_read, u64 left,
+			    void *buf, u64 *n)
+{
+	u64 pos = e0 + d;
+
+	if (pos >= ix->log_blocks)
+		pos -= ix->log_blocks;
+	*n = min3(per_read, ix->log_blocks - pos, left);
+	return hc_io(ix, REQ_OP_READ, ix->log_off + pos * ix->block_size, buf,
+		     *n * ix->block_size);
+}
+
+/*
+ * Each write of the buffer is one FUA write issued after the one before it
+ * completed, so after a crash the records since the checkpoint are all
+ * there up to the last write, which may have landed in part. Read on from
+ * e0 until a buffer's length of blocks holds none of them (at most half the
+ * log: hc_ckpt_periodic wrote a checkpoint every log_blocks / 16 records),
+ * take the last one found as the log's end (as a scan would: a later write
+ * must not leave an older one as the newest), then replay them in order as
+ * their puts and deletes did, against the fields: hc_find compares keys
+ * with what the live fields point at, which with the log's final end is
+ * only what the checkpoint had or what was replayed before. The second
+ * read must find what the first did (the same blocks, by a CRC of their
+ * distances), or the device changed: -EINVAL, and the attach scans.
+ */
+static int hc_log_ckpt_tail(struct hc_index *ix)
+{
+	u64 per_read = max_t(u64, 1, HC_SCAN_BYTES / ix->block_size), limit = ix->log_blocks / 2;
+	u64 e0 = ix->wbase, g0 = ix->gen, c = ix->wseq, d, n, i, last = 0, stop, objects;
+	u32 seen = 0, again = 0;
+	bool any = false;
+	void *buf;
+	int r = 0;
+
+	if (ix->policy != HC_POLICY_LOG)
+		return -EINVAL;
+	buf = kvmalloc(per_read * ix->block_size, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	for (d = 0; !r; d += n) {
+		/* no further than a buffer past the last found so far */
+		stop = min(limit, (any ? last + 1 : 0) + ix->wbuf_blocks);
+		if (d >= stop)
+			break;
+		r = hc_log_tail_read(ix, e0, d, per_read, stop - d, buf, &n);
+		for (i = 0; i < n && !r; i++) {
+			struct hc_slot_disk *s = buf + i * ix->block_size;
+			__le64 at = cpu_to_le64(d + i);
+
+			if (!hc_log_tail_rec(ix, s, e0, g0, c, d + i)) {
+				ix->torn += hc_slot_torn(ix, s);
+				continue;
+			}
+			any = true;
+			last = d + i;
+			seen = crc32c(seen, &at, sizeof(at));
+		}
+		cond_resched();
+	}
+	if (r || !any)
+		goto out;
+	/* the log's end after the last record found, as the flush that wrote it left it */
+	ix->wseq = c + last + 1;
+	ix->wbase = e0 + last + 1;
+	if (ix->wbase >= ix->log_blocks) {
+		ix->wbase -= ix->log_blocks;
+		ix->gen = (g0 + 1) & 15;
+	}
+	for (d = 0; d <= last && !r; d += n) {
+		r = hc_log_tail_read(ix, e0, d, per_read, last + 1 - d, buf, &n);
+		for (i = 0; i < n && !r; i++) {
+			struct hc_slot_disk *s = buf + i * ix->block_size;
+			u64 set, tag, ios = 0, pos = e0 + d + i;
+			__le64 at = cpu_to_le64(d + i);
+			u16 klen, flags;
+			bool found;
+			u32 way;
+
+			if (!hc_log_tail_rec(ix, s, e0, g0, c, d + i))
+				continue;
+			again = crc32c(again, &at, sizeof(at));
+			if (pos >= ix->log_blocks)
+				pos -= ix->log_blocks;
+			klen = le16_to_cpu(s->key_len);
+			flags = le16_to_cpu(s->flags);
+			hc_hash(ix, s->key, klen, &set, &tag);
+			r = hc_find(ix, s->key, klen, set, tag, &way, &found, &ios);
+			if (r)
+				break;
+			if (flags & HC_REC_TOMB) {
+				if (found)
+					hc_clear(ix, set * ix->ways, way);
+				continue;
+			}
+			hc_touch(ix, set * ix->ways, way);
+			hc_set_field(ix, set * ix->ways + way,
+				     hc_mkfield_log(ix, tag, HC_REC_GEN(flags), pos));
+		}
+		cond_resched();
+	}
+	if (!r && again != seen)
+		r = -EINVAL;
+out:
+	/* its I/O is not an operation's (as after a scan) */
+	objects = ix->st.objects;
+	memset(&ix->st, 0, sizeof(ix->st));
+	ix->st.objects = objects;
+	kvfree(buf);
+	return r;
+}
+
 const struct hc_policy_ops hc_log_ops = {
 	.name		= "log",
 	.format_flags	= HC_FORMAT_PREFETCH,
@@ -902,4 +1047,5 @@ const struct hc_policy_ops hc_log_ops = {
 	.ckpt_parts	= hc_log_ckpt_parts,
 	.ckpt_save	= hc_log_ckpt_save,
 	.ckpt_load	= hc_log_ckpt_load,
+	.ckpt_tail	= hc_log_ckpt_tail,
 };

@@ -99,7 +99,8 @@ int main(int argc, char **argv)
 		       get(ck + 4, 4) == seal(~0U, ck, total, 4) ? "good" : "bad");
 		for (int i = 0; i < 8; i++)
 			printf(" %llu", (unsigned long long)get(ck + 56 + 8 * i, 8));
-		printf("\n");
+		/* the layout word's bit 32: written while attached (Log), not by a detach */
+		printf(" kind %s\n", get(ck + 120, 8) >> 32 & 1 ? "periodic" : "detach");
 		return 0;
 	}
 	if (!strcmp(argv[2], "fill") && argc == 4) {
