@@ -318,7 +318,7 @@ static int idx_attach(int ctl, const char *dev)
 		       a.flags & HC_ATTACH_RECOVERED ? " (it was not detached cleanly)" : "",
 		       (uint64_t)a.read_bytes,
 		       (a.flags & HC_ATTACH_CHECKPOINT) && (a.flags & HC_ATTACH_RECOVERED) ?
-		       "its last checkpoint and the log since" :
+		       "its last checkpoint and what was written since" :
 		       a.flags & HC_ATTACH_CHECKPOINT ? "its checkpoint" : "a scan");
 	}
 	return EX_OK;

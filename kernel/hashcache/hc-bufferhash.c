@@ -61,6 +61,9 @@ struct hc_bh {
 	u8 *pd;				/* partial discard: the incarnation evicted, */
 	unsigned long *keep;		/* and its records kept (by offset / 8) */
 	void *scan;			/* attach: one incarnation */
+	u64 rot_since;			/* rotations since the last periodic checkpoint */
+	u32 *rot_t;			/* tables: the same, each super table's */
+	bool periodic;			/* that checkpoint is being written */
 };
 
 static struct hc_bh *hc_bh(struct hc_index *ix)
@@ -254,6 +257,8 @@ static int hc_bh_write(struct hc_index *ix, u32 t, u32 b, u32 n)
 	u32 i;
 	int r;
 
+	if (ix->ckpt_broken)
+		return -EIO;
 	for (i = b; i < b + n; i++)
 		hc_bh_seal((void *)(buf + (size_t)i * ix->block_size));
 	r = hc_io(ix, REQ_OP_WRITE, hc_bh_slot_off(ix, t, bh->head[t]) + (u64)b * ix->block_size,
@@ -428,7 +433,23 @@ static int hc_bh_rotate(struct hc_index *ix, u32 t, bool partial)
 	 * (What was kept is as durable as any insert: at the next flush.)
 	 */
 	__set_bit((size_t)t * bh->nblk, bh->dirty);
-	return hc_bh_write(ix, t, 0, 1);
+	r = hc_bh_write(ix, t, 0, 1);
+	if (r || !ix->ckpt_every)
+		return r;
+	/*
+	 * A periodic checkpoint, the buffers as they are (hc_bh_ckpt_save): due
+	 * every ckpt_every rotations, and before a super table goes round its
+	 * whole ring since the last (its replay would find its head gone)
+	 */
+	++bh->rot_t[t];
+	if (++bh->rot_since < ix->ckpt_every && bh->rot_t[t] < bh->k - 1)
+		return 0;
+	bh->rot_since = 0;
+	memset(bh->rot_t, 0, (size_t)bh->tables * sizeof(*bh->rot_t));
+	bh->periodic = true;
+	hc_ckpt_periodic(ix);
+	bh->periodic = false;
+	return 0;
 }
 
 /* ---------------------------------------------------------------------
@@ -700,28 +721,37 @@ static u64 hc_bh_objects(struct hc_index *ix)
  */
 
 /*
- * Read super table @t's slot @s: its generation is the newest of its valid
- * blocks', and the records of the blocks of that generation go into its
- * filter. Its generation in *@slot_gen (0: no incarnation).
+ * Read super table @t's slot @s into bh->scan: its generation, in *@best, is
+ * the newest of its valid blocks' (0: no incarnation)
  */
-static int hc_bh_scan_slot(struct hc_index *ix, u32 t, u32 s, u64 *slot_gen)
+static int hc_bh_read_slot(struct hc_index *ix, u32 t, u32 s, u64 *best)
 {
 	struct hc_bh *bh = hc_bh(ix);
-	u64 gen, best = 0;
-	u32 b, n = 0;
+	u64 gen;
+	u32 b;
 	int r;
 
-	*slot_gen = 0;
-	bh->gen[(size_t)t * bh->k + s] = 0;
-	bh->recs[(size_t)t * bh->k + s] = 0;
+	*best = 0;
 	r = hc_io(ix, REQ_OP_READ, hc_bh_slot_off(ix, t, s), bh->scan, bh->inc_bytes);
 	if (r)
 		return r;
 	for (b = 0; b < bh->nblk; b++)
 		if (hc_bh_block_ok(ix, bh->scan + (size_t)b * ix->block_size, t, s, &gen))
-			best = max(best, gen);
-	if (!best)
-		return 0;
+			*best = max(*best, gen);
+	return 0;
+}
+
+/*
+ * The slot read in bh->scan is incarnation @best of super table @t: the
+ * records of its blocks of that generation go into its filter (added to
+ * what it has), its generation and record count are set
+ */
+static void hc_bh_take_slot(struct hc_index *ix, u32 t, u32 s, u64 best)
+{
+	struct hc_bh *bh = hc_bh(ix);
+	u32 b, n = 0;
+	u64 gen;
+
 	for (b = 0; b < bh->nblk; b++) {
 		const u8 *blk = bh->scan + (size_t)b * ix->block_size;
 		const struct hc_bh_rec *rec;
@@ -744,8 +774,24 @@ static int hc_bh_scan_slot(struct hc_index *ix, u32 t, u32 s, u64 *slot_gen)
 	}
 	bh->gen[(size_t)t * bh->k + s] = best;
 	bh->recs[(size_t)t * bh->k + s] = n;
-	*slot_gen = best;
-	return 0;
+}
+
+/*
+ * Read super table @t's slot @s: its generation is the newest of its valid
+ * blocks', and the records of the blocks of that generation go into its
+ * filter. Its generation in *@slot_gen (0: no incarnation).
+ */
+static int hc_bh_scan_slot(struct hc_index *ix, u32 t, u32 s, u64 *slot_gen)
+{
+	struct hc_bh *bh = hc_bh(ix);
+	int r;
+
+	bh->gen[(size_t)t * bh->k + s] = 0;
+	bh->recs[(size_t)t * bh->k + s] = 0;
+	r = hc_bh_read_slot(ix, t, s, slot_gen);
+	if (!r && *slot_gen)
+		hc_bh_take_slot(ix, t, s, *slot_gen);
+	return r;
 }
 
 /*
@@ -892,13 +938,18 @@ static unsigned int hc_bh_ckpt_parts(struct hc_index *ix, struct hc_ckpt_part *p
 	return 4;
 }
 
-/* the buffers are on the device (the detach's flush): nothing left dirty */
+/*
+ * A detach's: the buffers are on the device (its flush), nothing left
+ * dirty. A periodic one (@bh->periodic) need not wait for them: the replay
+ * after a crash reads each head again and counts what landed (the filters
+ * may then hold bits of records that did not: a lookup reads the blocks)
+ */
 static int hc_bh_ckpt_save(struct hc_index *ix, u64 *state)
 {
 	struct hc_bh *bh = hc_bh(ix);
 	size_t blocks = (size_t)bh->tables * bh->nblk;
 
-	if (find_first_bit(bh->dirty, blocks) < blocks)
+	if (!bh->periodic && find_first_bit(bh->dirty, blocks) < blocks)
 		return -EBUSY;
 	state[0] = bh->next_gen;
 	return 0;
@@ -944,9 +995,76 @@ static int hc_bh_ckpt_load(struct hc_index *ix, const u64 *state)
 	if (next != newest + 1)
 		return -EINVAL;
 	bh->next_gen = next;
+	/* after a crash, the buffers come after what was written since (hc_bh_ckpt_tail) */
+	if (ix->ckpt_replay)
+		return 0;
 	for (t = 0; t < bh->tables && !r; t++)
 		r = hc_bh_resume(ix, t, bh->head[t], bh->gen[(size_t)t * bh->k + bh->head[t]],
 				 true);
+	return r;
+}
+
+/*
+ * After a crash, from the last periodic checkpoint (its filters, each
+ * slot's generation, each head, the next generation): what was written
+ * since is, in each super table, records appended to its head incarnation
+ * and the incarnations its rotations wrote after it round the ring, each of
+ * a generation the checkpoint did not give yet (its next one or later),
+ * rising. Read the head again (its filter takes the new records: bits are
+ * only added), then the slots after it while they hold such a generation,
+ * each dropped and taken as the scan takes it, and stop at the first that
+ * does not; the last is the head, whose incarnation becomes the buffer
+ * again, as after a scan. A head whose place holds another generation now
+ * (the ring went round since, or the device changed): -EINVAL, the attach
+ * scans; one whose place holds none (its buffer never written) is empty.
+ * That reads each super table's head twice, its new incarnations and one
+ * more: O(buffers + written since).
+ */
+static int hc_bh_ckpt_tail(struct hc_index *ix)
+{
+	struct hc_bh *bh = hc_bh(ix);
+	u64 first = bh->next_gen, g, prev, objects;
+	u32 t, j, s, h;
+	int r = 0;
+
+	bh->scan = kvmalloc(bh->inc_bytes, GFP_KERNEL);
+	if (!bh->scan)
+		return -ENOMEM;
+	for (t = 0; t < bh->tables && !r; t++) {
+		h = bh->head[t];
+		prev = bh->gen[(size_t)t * bh->k + h];
+		r = hc_bh_read_slot(ix, t, h, &g);
+		if (!r && g && g != prev)
+			r = -EINVAL;
+		if (r)
+			break;
+		/* nothing of it ever written (no rotation, no flush since it began): empty */
+		if (g)
+			hc_bh_take_slot(ix, t, h, g);
+		else
+			bh->recs[(size_t)t * bh->k + h] = 0;
+		for (j = 1; j < bh->k; j++) {
+			s = (h + j) % bh->k;
+			r = hc_bh_read_slot(ix, t, s, &g);
+			if (r || g < first || g <= prev)
+				break;
+			hc_bh_drop_slot(ix, t, s);
+			hc_bh_take_slot(ix, t, s, g);
+			bh->head[t] = s;
+			bh->next_gen = max(bh->next_gen, g + 1);
+			prev = g;
+		}
+		cond_resched();
+	}
+	kvfree(bh->scan);
+	bh->scan = NULL;
+	for (t = 0; t < bh->tables && !r; t++)
+		r = hc_bh_resume(ix, t, bh->head[t], bh->gen[(size_t)t * bh->k + bh->head[t]],
+				 false);
+	/* its I/O is not an operation's (as after a scan) */
+	objects = ix->st.objects;
+	memset(&ix->st, 0, sizeof(ix->st));
+	ix->st.objects = objects;
 	return r;
 }
 
@@ -1029,6 +1147,7 @@ static void hc_bh_free(struct hc_index *ix)
 	kvfree(bh->fill);
 	kvfree(bh->head);
 	kvfree(bh->dirty);
+	kvfree(bh->rot_t);
 	kvfree(bh->pd);
 	bitmap_free(bh->keep);
 	kvfree(bh->scan);
@@ -1039,7 +1158,7 @@ static void hc_bh_free(struct hc_index *ix)
 static int hc_bh_alloc_ram(struct hc_index *ix)
 {
 	struct hc_bh *bh = kzalloc(sizeof(*bh), GFP_KERNEL);
-	u64 p = ix->sets, bytes[7];
+	u64 p = ix->sets, bytes[8];
 	u32 i;
 
 	if (!bh)
@@ -1064,6 +1183,7 @@ static int hc_bh_alloc_ram(struct hc_index *ix)
 	bytes[4] = p * sizeof(u32);
 	bytes[5] = p * sizeof(u32);
 	bytes[6] = BITS_TO_LONGS(p * bh->nblk) * sizeof(long);
+	bytes[7] = p * sizeof(u32);
 	bh->bufs = hc_ram_alloc(ix, bytes[0]);
 	bh->slices = hc_ram_alloc(ix, bytes[1]);
 	bh->gen = hc_ram_alloc(ix, bytes[2]);
@@ -1071,8 +1191,9 @@ static int hc_bh_alloc_ram(struct hc_index *ix)
 	bh->fill = hc_ram_alloc(ix, bytes[4]);
 	bh->head = hc_ram_alloc(ix, bytes[5]);
 	bh->dirty = hc_ram_alloc(ix, bytes[6]);
+	bh->rot_t = hc_ram_alloc(ix, bytes[7]);
 	if (!bh->bufs || !bh->slices || !bh->gen || !bh->recs || !bh->fill || !bh->head ||
-	    !bh->dirty)
+	    !bh->dirty || !bh->rot_t)
 		return -ENOMEM;
 	for (i = 0; i < ARRAY_SIZE(bytes); i++)
 		ix->bits_bytes += bytes[i];
@@ -1083,6 +1204,12 @@ static int hc_bh_alloc_ram(struct hc_index *ix)
 			return -ENOMEM;
 		ix->bits_bytes += bh->inc_bytes + BITS_TO_LONGS(bh->inc_bytes / 8) * sizeof(long);
 	}
+	/*
+	 * A periodic checkpoint every sixteenth of the ring's rotations, and
+	 * in a small ring every 4 (or k - 1: never a whole ring round)
+	 */
+	if (ix->ckpt_bytes)
+		ix->ckpt_every = max_t(u64, p * bh->k / 16, min_t(u32, 4, bh->k - 1));
 	/* a new index: every super table's buffer in its slot 0 */
 	bh->next_gen = 1;
 	for (i = 0; i < p; i++)
@@ -1113,4 +1240,5 @@ const struct hc_policy_ops hc_bh_ops = {
 	.ckpt_parts	= hc_bh_ckpt_parts,
 	.ckpt_save	= hc_bh_ckpt_save,
 	.ckpt_load	= hc_bh_ckpt_load,
+	.ckpt_tail	= hc_bh_ckpt_tail,
 };

@@ -598,8 +598,9 @@ static int hc_ckpt_write(struct hc_index *ix, bool periodic)
 }
 
 /*
- * Every ckpt_every writes (the policy calls it when what it wrote is on the
- * device, FUA, and nothing is buffered): a checkpoint of this attach, so
+ * Once a period (the policy's ckpt_every: Log's records, BufferHash's
+ * rotations; the policy calls it when what it wrote is on the device, FUA,
+ * and nothing is buffered): a checkpoint of this attach, so
  * that the attach after a crash reads it and replays only what was written
  * since (ops->ckpt_tail), not the whole device. The policy must not write
  * more than its replay looks at after the last one that counts: when a new
@@ -614,7 +615,7 @@ int hc_ckpt_periodic(struct hc_index *ix)
 	if (ix->ckpt_broken)
 		return -EIO;
 	/* a detach writes its own */
-	if (!ix->ckpt_every || ix->dead || ix->wseq - ix->ckpt_wseq < ix->ckpt_every)
+	if (!ix->ckpt_every || ix->dead)
 		return 0;
 	ix->ckpt_wseq = ix->wseq;
 	r = hc_ckpt_write(ix, true);
@@ -700,6 +701,7 @@ static bool hc_ckpt_read(struct hc_index *ix, bool crashed)
 		state[i] = le64_to_cpu(h->state[i]);
 	ix->st.objects = le64_to_cpu(h->objects);
 	ix->wseq = le64_to_cpu(h->wseq);
+	ix->ckpt_replay = crashed;
 	r = ix->ops->ckpt_load(ix, state);
 	ok = !r;
 	if (r == -EINVAL)

@@ -182,13 +182,15 @@ struct hc_index {
 	bool write_failed;		/* a write failed since attach: no checkpoint */
 	/*
 	 * Periodic checkpoints (a policy with ckpt_tail): one every
-	 * @ckpt_every writes of the write counter; @ckpt_wseq is the counter
-	 * at the last; @ckpt_live: one of this attach's superblock is on the
-	 * device, so that a crash recovers from it; @ckpt_broken: it could not
-	 * be replaced or voided, so the index takes no more writes.
+	 * @ckpt_every of the policy's (Log: records, BufferHash: rotations; 0:
+	 * none); @ckpt_wseq is the write counter at the last; @ckpt_live: one
+	 * of this attach's superblock is on the device, so that a crash
+	 * recovers from it; @ckpt_broken: it could not be replaced or voided,
+	 * so the index takes no more writes; @ckpt_replay: the checkpoint
+	 * ckpt_load is given is a periodic one, ckpt_tail follows.
 	 */
 	u64 ckpt_every, ckpt_wseq;
-	bool ckpt_live, ckpt_broken;
+	bool ckpt_live, ckpt_broken, ckpt_replay;
 	bool stale_copy;		/* an overwrite's old copy could not be emptied */
 };
 

@@ -129,7 +129,8 @@ static int hc_log_flush(struct hc_index *ix)
 		ix->st.log_wraps++;
 	}
 	/* these records landed: a checkpoint that cannot be voided fails the next write */
-	hc_ckpt_periodic(ix);
+	if (ix->ckpt_every && ix->wseq - ix->ckpt_wseq >= ix->ckpt_every)
+		hc_ckpt_periodic(ix);
 	return 0;
 }
 
