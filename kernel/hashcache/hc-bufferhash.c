@@ -1205,11 +1205,13 @@ static int hc_bh_alloc_ram(struct hc_index *ix)
 		ix->bits_bytes += bh->inc_bytes + BITS_TO_LONGS(bh->inc_bytes / 8) * sizeof(long);
 	}
 	/*
-	 * A periodic checkpoint every sixteenth of the ring's rotations, and
-	 * in a small ring every 4 (or k - 1: never a whole ring round)
+	 * A periodic checkpoint every quarter of the ring's rotations (its
+	 * filters are a fifth of what the incarnations hold: every sixteenth
+	 * would add a quarter to the bytes written), and in a small ring
+	 * every 4 (or k - 1: never a whole ring round)
 	 */
 	if (ix->ckpt_bytes)
-		ix->ckpt_every = max_t(u64, p * bh->k / 16, min_t(u32, 4, bh->k - 1));
+		ix->ckpt_every = max_t(u64, p * bh->k / 4, min_t(u32, 4, bh->k - 1));
 	/* a new index: every super table's buffer in its slot 0 */
 	bh->next_gen = 1;
 	for (i = 0; i < p; i++)

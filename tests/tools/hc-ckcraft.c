@@ -9,6 +9,8 @@
  *   state I VALUE    the policy's state word I (0-7) set
  *   seq VALUE        the superblock seq it names
  *   wseq VALUE       the write counter
+ *   kind K           marked periodic (written while attached, used only
+ *                    after a crash) or a detach's (used only by a clean attach)
  *   crc              the CRC broken (and not sealed again)
  * The region and the checkpoint's length come from the newest superblock
  * whose CRC checks and from the header. O_DIRECT.
@@ -41,7 +43,7 @@ static void *aligned(size_t n)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: hc-ckcraft DEVICE show|fill BYTE|flip N SEED|state I VALUE|seq VALUE|wseq VALUE|crc\n");
+	fprintf(stderr, "usage: hc-ckcraft DEVICE show|fill BYTE|flip N SEED|state I VALUE|seq VALUE|wseq VALUE|kind periodic|detach|crc\n");
 	return 2;
 }
 
@@ -122,6 +124,11 @@ int main(int argc, char **argv)
 		put(ck + 16, 8, strtoull(argv[3], NULL, 0));
 	} else if (!strcmp(argv[2], "wseq") && argc == 4) {
 		put(ck + 48, 8, strtoull(argv[3], NULL, 0));
+	} else if (!strcmp(argv[2], "kind") && argc == 4 &&
+		   (!strcmp(argv[3], "periodic") || !strcmp(argv[3], "detach"))) {
+		uint64_t layout = get(ck + 120, 8) & ~(1ULL << 32);
+
+		put(ck + 120, 8, layout | (uint64_t)!strcmp(argv[3], "periodic") << 32);
 	} else if (!strcmp(argv[2], "crc") && argc == 3) {
 		put(ck + 4, 4, get(ck + 4, 4) ^ 1);
 		goto write;

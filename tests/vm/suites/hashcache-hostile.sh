@@ -217,6 +217,7 @@ for tok in $CK_POLS; do
 	check_eq "$p: attached from it, all 300 there" "true 300 0 0" "$(ck_try show)"
 	check_eq "$p: a broken CRC: scanned, all 300 there" "false 300 0 0" "$(ck_try crc)"
 	check_eq "$p: another superblock's seq: scanned" "false 300 0 0" "$(ck_try seq 1)"
+	check_eq "$p: a detach's marked periodic: a clean attach scans" "false 300 0 0" "$(ck_try kind periodic)"
 	check_eq "$p: every byte 0xff (ranks repeated, blocks past the log, heads past the ring): scanned" \
 		"false 300 0 0" "$(ck_try fill 255)"
 	check "$p: ... and the kernel log says why" sh -c "dmesg | tail -n 20 | grep -q 'holds what no index could'"

@@ -756,7 +756,7 @@ check_eq "log: attach after the cut: recovered, a scan" "true false" \
 check_eq "log: every key at its last round's value" "300 0 0" "$(keys b 300 | hcctl index mget $F | tally b r7-)"
 check "log: detach" sh -c "hcctl index detach $F && hc-ckcraft $F show | grep -q 'kind detach\$'"
 # BufferHash: a crash recovers from the last periodic checkpoint (one every
-# sixteenth of the ring's rotations: 4 of one super table of 64 incarnations
+# quarter of the ring's rotations: 16 of one super table of 64 incarnations
 # of 16 KiB) and what was written since: the incarnations rotations wrote
 # after it, and the records appended to the head. Puts until a rotation
 # follows the last checkpoint, then overwrites and deletes (under a buffer:
@@ -765,11 +765,11 @@ check "bufferhash: format, 64 incarnations of 16 KiB, on dm-flakey" sh -c \
 	"hcctl index format --policy bufferhash --sets 1 --ways 64 --buffer-size 16K --block-size 4K $F && hcctl index attach $F"
 check "bufferhash: 1000 puts" mput_keys $F a 1000 av-
 i=0
-# batches of 50 (a rotation takes about 170 of these): at most one rotation each
-while [ $i -lt 20 ] && [ $(($(st $F log_wraps) % 4)) != 1 ]; do mput_keys $F p${i}x 50 pv- || break; i=$((i + 1)); done
+# batches of 150 (a rotation takes about 170 of these): at most one rotation each
+while [ $i -lt 30 ] && [ $(($(st $F log_wraps) % 16)) != 1 ]; do mput_keys $F p${i}x 150 pv- || break; i=$((i + 1)); done
 w=$(st $F log_wraps) ck=$(st $F checkpoints)
 check "bufferhash: a rotation after the last checkpoint ($w rotations, $ck checkpoints)" \
-	test $((w % 4)) = 1 -a "$ck" = $((w / 4))
+	test $((w % 16)) = 1 -a "$ck" = $((w / 16))
 check "bufferhash: 50 overwritten" mput_keys $F a 50 aw-
 check "bufferhash: 5 deleted" sh -c "for k in a50 a51 a52 a53 a54; do hcctl index del $F \$k || exit; done"
 check "bufferhash: flush" hcctl index flush $F
@@ -787,18 +787,18 @@ bhtally() {
 	printf '%s|%s|%s|%s|%s' "$(keys a 50 | hcctl index mget $F | tally a aw-)" \
 		"$(keys a 55 | tail -n 5 | hcctl index mget $F | tally a av-)" \
 		"$(keys a 1000 | tail -n 945 | hcctl index mget $F | tally a av-)" \
-		"$(j=0; while [ $j -lt $i ]; do keys p${j}x 50 | hcctl index mget $F | tally p${j}x pv-; j=$((j + 1)); done |
+		"$(j=0; while [ $j -lt $i ]; do keys p${j}x 150 | hcctl index mget $F | tally p${j}x pv-; j=$((j + 1)); done |
 			awk '{ f += $1; w += $2; m += $3 } END { print f + 0, w + 0, m + 0 }')" \
 		"$(keys q 30 | hcctl index mget $F | tally q qv-)"
 }
 check_eq "bufferhash: overwrites newest, deletes gone, the rest found, the cut's missing" \
-	"50 0 0|0 0 5|945 0 0|$((i * 50)) 0 0|0 0 30" "$(bhtally)"
+	"50 0 0|0 0 5|945 0 0|$((i * 150)) 0 0|0 0 30" "$(bhtally)"
 check "bufferhash: detach, the checkpoint's CRC broken" sh -c "hcctl index detach $F && hc-ckcraft $F crc"
 sa=$(hcctl --json index attach $F)
 check_eq "bufferhash: ... then a scan" false "$(printf '%s' "$sa" | jq -r .checkpoint)"
 check "bufferhash: the recovery read $rb B, under a quarter of the scan's $(printf '%s' "$sa" | jq -r .read_bytes) B" \
 	test "$rb" -gt 0 -a "$rb" -lt $(($(printf '%s' "$sa" | jq -r .read_bytes) / 4))
-check_eq "bufferhash: the scan finds the same" "50 0 0|0 0 5|945 0 0|$((i * 50)) 0 0|0 0 30" "$(bhtally)"
+check_eq "bufferhash: the scan finds the same" "50 0 0|0 0 5|945 0 0|$((i * 150)) 0 0|0 0 30" "$(bhtally)"
 check "bufferhash: detach" hcctl index detach $F
 # BufferHash: an incarnation evicted by a rotation stays evicted across a
 # crash (the new buffer's first block goes over it at once): one super table
