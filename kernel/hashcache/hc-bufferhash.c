@@ -1023,7 +1023,7 @@ static int hc_bh_ckpt_load(struct hc_index *ix, const u64 *state)
 static int hc_bh_ckpt_tail(struct hc_index *ix)
 {
 	struct hc_bh *bh = hc_bh(ix);
-	u64 first = bh->next_gen, g, prev, objects;
+	u64 first = bh->next_gen, g, prev;
 	u32 t, j, s, h;
 	int r = 0;
 
@@ -1061,10 +1061,6 @@ static int hc_bh_ckpt_tail(struct hc_index *ix)
 	for (t = 0; t < bh->tables && !r; t++)
 		r = hc_bh_resume(ix, t, bh->head[t], bh->gen[(size_t)t * bh->k + bh->head[t]],
 				 false);
-	/* its I/O is not an operation's (as after a scan) */
-	objects = ix->st.objects;
-	memset(&ix->st, 0, sizeof(ix->st));
-	ix->st.objects = objects;
 	return r;
 }
 

@@ -642,6 +642,19 @@ int hc_ckpt_periodic(struct hc_index *ix)
 	return -EIO;
 }
 
+/*
+ * The stats as an attach leaves them: its I/O is not an operation's; what is
+ * stored, and what it refused to trust, stay counted
+ */
+static void hc_stats_restart(struct hc_index *ix)
+{
+	u64 objects = ix->st.objects, bad = ix->st.bad_entries;
+
+	memset(&ix->st, 0, sizeof(ix->st));
+	ix->st.objects = objects;
+	ix->st.bad_entries = bad;
+}
+
 /* the RAM part as hc_alloc_ram left it (a checkpoint not used after all) */
 static void hc_ckpt_clear(struct hc_index *ix)
 {
@@ -710,14 +723,10 @@ static bool hc_ckpt_read(struct hc_index *ix, bool crashed)
 	else if (r)
 		pr_warn("hashcache: %pg: the checkpoint could not be checked (%d): scanning instead\n",
 			ix->bdev, r);
-	if (!ok) {
+	if (!ok)
 		hc_ckpt_clear(ix);
-	} else {
-		/* its I/O is not an operation's (as after a scan) */
-		at = ix->st.objects;
-		memset(&ix->st, 0, sizeof(ix->st));
-		ix->st.objects = at;
-	}
+	else
+		hc_stats_restart(ix);
 out:
 	kvfree(buf);
 	return ok;
@@ -885,6 +894,7 @@ static int hc_do_attach(struct hc_attach *a, struct hc_index **out_ix)
 		} else if (r) {
 			goto out;
 		}
+		hc_stats_restart(ix);
 	}
 	if (!(a->flags & HC_ATTACH_CHECKPOINT)) {
 		r = hc_ram_verdict(ix, ix->ops->recover(ix));

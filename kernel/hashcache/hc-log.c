@@ -949,7 +949,7 @@ static int hc_log_tail_read(struct hc_index *ix, u64 e0, u64 d, u64 per_read, u6
 static int hc_log_ckpt_tail(struct hc_index *ix)
 {
 	u64 per_read = max_t(u64, 1, HC_SCAN_BYTES / ix->block_size), limit = ix->log_blocks / 2;
-	u64 e0 = ix->wbase, g0 = ix->gen, c = ix->wseq, d, n, i, last = 0, stop, objects;
+	u64 e0 = ix->wbase, g0 = ix->gen, c = ix->wseq, d, n, i, last = 0, stop;
 	u32 seen = 0, again = 0;
 	bool any = false;
 	void *buf;
@@ -1024,10 +1024,6 @@ static int hc_log_ckpt_tail(struct hc_index *ix)
 	if (!r && again != seen)
 		r = -EINVAL;
 out:
-	/* its I/O is not an operation's (as after a scan) */
-	objects = ix->st.objects;
-	memset(&ix->st, 0, sizeof(ix->st));
-	ix->st.objects = objects;
 	kvfree(buf);
 	return r;
 }
