@@ -297,6 +297,9 @@ static void hc_free_ram(struct hc_index *ix)
 	if (ix->ops && ix->ops->free)
 		ix->ops->free(ix);
 	ix->priv = NULL;
+	kvfree(ix->ckpt_buf);
+	ix->ckpt_buf = NULL;
+	ix->ckpt_img = NULL;
 	kvfree(ix->bits);
 	ix->bits = NULL;
 	kvfree(ix->frame_set);
@@ -585,11 +588,19 @@ static int hc_ckpt_write(struct hc_index *ix, bool periodic)
 	h->layout = cpu_to_le64(HC_CKPT_LAYOUT | (periodic ? HC_CKPT_PERIODIC : 0));
 	for (i = 0; i < HC_CKPT_STATE; i++)
 		h->state[i] = cpu_to_le64(state[i]);
-	for (at = sizeof(*h), i = 0; i < n; at += p[i].bytes, i++)
-		memcpy(buf + at, p[i].p, p[i].bytes);
+	for (at = sizeof(*h), i = 0; i < n; at += p[i].bytes, i++) {
+		if (p[i].p) {
+			memcpy(buf + at, p[i].p, p[i].bytes);
+			continue;
+		}
+		r = ix->ops->ckpt_fill(ix, buf + at, p[i].bytes, periodic);
+		if (r)
+			goto out;
+	}
 	h->len = cpu_to_le64(at - sizeof(*h));
 	h->crc = cpu_to_le32(hc_crc(buf, at, offsetof(struct hc_ckpt_disk, crc)));
 	r = hc_io(ix, REQ_OP_WRITE, ix->ckpt_off, buf, len);
+out:
 	if (r && !periodic)
 		pr_warn("hashcache: %pg: the checkpoint was not written: the next attach scans\n",
 			ix->bdev);
@@ -599,10 +610,10 @@ static int hc_ckpt_write(struct hc_index *ix, bool periodic)
 
 /*
  * Once a period (the policy's ckpt_every: Log's records, BufferHash's
- * rotations; the policy calls it when what it wrote is on the device, FUA,
- * and nothing is buffered): a checkpoint of this attach, so
- * that the attach after a crash reads it and replays only what was written
- * since (ops->ckpt_tail), not the whole device. The policy must not write
+ * rotations, Cascade's slabs; the policy calls it when what it wrote is on
+ * the device, FUA, and nothing is buffered): a checkpoint of this attach,
+ * so that the attach after a crash reads it and replays only what was
+ * written since (ops->ckpt_tail), not the whole device. The policy must not write
  * more than its replay looks at after the last one that counts: when a new
  * one cannot be written, a superblock of a higher seq voids the last; when
  * that cannot be written either, the index takes no more writes
@@ -655,6 +666,14 @@ static void hc_stats_restart(struct hc_index *ix)
 	ix->st.bad_entries = bad;
 }
 
+/* the checkpoint's part not in RAM, done with */
+static void hc_ckpt_img_free(struct hc_index *ix)
+{
+	kvfree(ix->ckpt_buf);
+	ix->ckpt_buf = NULL;
+	ix->ckpt_img = NULL;
+}
+
 /* the RAM part as hc_alloc_ram left it (a checkpoint not used after all) */
 static void hc_ckpt_clear(struct hc_index *ix)
 {
@@ -663,7 +682,9 @@ static void hc_ckpt_clear(struct hc_index *ix)
 
 	hc_ckpt_len(ix, p, &n);
 	for (i = 0; i < n; i++)
-		memset(p[i].p, 0, p[i].bytes);
+		if (p[i].p)
+			memset(p[i].p, 0, p[i].bytes);
+	hc_ckpt_img_free(ix);
 	ix->st.objects = 0;
 	ix->wseq = 0;
 	ix->torn = 0;
@@ -708,8 +729,17 @@ static bool hc_ckpt_read(struct hc_index *ix, bool crashed)
 	    le64_to_cpu(h->layout) != (HC_CKPT_LAYOUT | (crashed ? HC_CKPT_PERIODIC : 0)) ||
 	    le32_to_cpu(h->crc) != hc_crc(buf, at, offsetof(struct hc_ckpt_disk, crc)))
 		goto out;
-	for (at = sizeof(*h), i = 0; i < n; at += p[i].bytes, i++)
-		memcpy(p[i].p, buf + at, p[i].bytes);
+	for (at = sizeof(*h), i = 0; i < n; at += p[i].bytes, i++) {
+		if (p[i].p)
+			memcpy(p[i].p, buf + at, p[i].bytes);
+		else if (crashed)
+			ix->ckpt_img = buf + at;
+	}
+	/* (the part not in RAM stays in the buffer until the replay is done) */
+	if (ix->ckpt_img) {
+		ix->ckpt_buf = buf;
+		buf = NULL;
+	}
 	for (i = 0; i < HC_CKPT_STATE; i++)
 		state[i] = le64_to_cpu(h->state[i]);
 	ix->st.objects = le64_to_cpu(h->objects);
@@ -894,6 +924,7 @@ static int hc_do_attach(struct hc_attach *a, struct hc_index **out_ix)
 		} else if (r) {
 			goto out;
 		}
+		hc_ckpt_img_free(ix);
 		hc_stats_restart(ix);
 	}
 	if (!(a->flags & HC_ATTACH_CHECKPOINT)) {

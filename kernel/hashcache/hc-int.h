@@ -84,10 +84,15 @@ struct hc_policy_ops {
 	 * policy's state words; an error: no checkpoint this time (the next
 	 * attach scans). ckpt_load: the arrays are in place and @state read
 	 * back, CRC checked: check every word as a scan would check what it
-	 * reads (-EINVAL: scan instead).
+	 * reads (-EINVAL: scan instead). A part whose @p is NULL is not in
+	 * RAM: ckpt_fill writes its bytes into the checkpoint (@periodic: of
+	 * a periodic one; a detach's may leave it zero), and an attach after a
+	 * crash finds them in ix->ckpt_img from ckpt_load to the end of
+	 * ckpt_tail (at most one such part, the last).
 	 */
 	unsigned int (*ckpt_parts)(struct hc_index *ix, struct hc_ckpt_part *p);
 	int (*ckpt_save)(struct hc_index *ix, u64 *state);
+	int (*ckpt_fill)(struct hc_index *ix, void *dst, size_t bytes, bool periodic);
 	int (*ckpt_load)(struct hc_index *ix, const u64 *state);
 	/*
 	 * Recovery from a periodic checkpoint (hc_ckpt_periodic; NULL: the
@@ -182,8 +187,8 @@ struct hc_index {
 	bool write_failed;		/* a write failed since attach: no checkpoint */
 	/*
 	 * Periodic checkpoints (a policy with ckpt_tail): one every
-	 * @ckpt_every of the policy's (Log: records, BufferHash: rotations; 0:
-	 * none); @ckpt_wseq is the write counter at the last; @ckpt_live: one
+	 * @ckpt_every of the policy's (Log: records, BufferHash: rotations,
+	 * Cascade: slabs; 0: none); @ckpt_wseq is the write counter at the last; @ckpt_live: one
 	 * of this attach's superblock is on the device, so that a crash
 	 * recovers from it; @ckpt_broken: it could not be replaced or voided,
 	 * so the index takes no more writes; @ckpt_replay: the checkpoint
@@ -191,6 +196,9 @@ struct hc_index {
 	 */
 	u64 ckpt_every, ckpt_wseq;
 	bool ckpt_live, ckpt_broken, ckpt_replay;
+	/* a part not in RAM (ckpt_fill), as read; @ckpt_buf holds it */
+	const void *ckpt_img;
+	void *ckpt_buf;
 	bool stale_copy;		/* an overwrite's old copy could not be emptied */
 };
 
