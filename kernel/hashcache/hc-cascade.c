@@ -42,12 +42,15 @@
  * full; a block of it is only ever appended to. The index need not be
  * durable. A clean detach checkpoints it (T1, the RAM blocks, the places
  * and seqs of the T2 rings and T3 chains), and a clean attach reads that and
- * the open slab back. Any other attach replays the slabs, oldest first, into
- * T1, in a new epoch: T2 and T3 are written afresh, and no index block of
- * an earlier epoch counts. That is O(device), as the other policies' scans;
- * the paper's checkpoint every N slabs plus replay is not built, nor T3's
- * compaction into a wide inactive table with its jump list of Bloom
- * filters, nor GC's hit mode (copy forward what T1 holds).
+ * the open slab back. So does a periodic checkpoint, every sixteenth of the
+ * slab ring (the paper's every N slabs), with a copy of T2's rings: after a
+ * crash the attach goes back to it and replays the slabs written since
+ * (hc_ca_ckpt_tail). Without one, the attach replays every slab, oldest
+ * first, into T1, in a new epoch: T2 and T3 are written afresh, and no
+ * index block of an earlier epoch counts; that is O(device), as the other
+ * policies' scans. T3's compaction into a wide inactive table with its
+ * jump list of Bloom filters is not built, nor GC's hit mode (copy forward
+ * what T1 holds).
  *
  * Nothing read from the device is used before it is checked: an index
  * block's CRC, format, epoch, owner, place, sequence number and entry
@@ -97,6 +100,7 @@ struct hc_ca {
 	u64 epoch;			/* index blocks count if of this epoch, */
 	u64 iseq;			/* and their seq is at most this */
 	bool broken;			/* an index block RAM names did not check: EIO */
+	u32 since;			/* slabs opened since the last periodic checkpoint */
 	struct hc_ca_t1 *t1;		/* parts x t1_per */
 	u32 *t1_head;			/* parts x t1_per: first entry + 1 */
 	u32 *t1_free, *t1_hand;		/* parts: free list (entry + 1), CLOCK hand */
@@ -522,6 +526,9 @@ static int hc_ca_slab_write(struct hc_index *ix)
 
 	if (!ca->dirty)
 		return 0;
+	/* (the replay after the last checkpoint reads at most half the ring past it) */
+	if (ix->ckpt_broken)
+		return -EIO;
 	for (b = ca->wblk; b <= ca->fblk; b++)
 		hc_bh_seal(hc_ca_sblk(ix, b));
 	r = hc_io(ix, REQ_OP_WRITE, hc_ca_slab_off(ix, ca->cur) + (u64)ca->wblk * ix->block_size,
@@ -550,6 +557,15 @@ static int hc_ca_append(struct hc_index *ix, const u8 *key, u32 klen, const void
 				return r;
 			hc_ca_slab_open(ix, ca->cur + 1);
 			ix->st.log_wraps += !(hc_ca_place(ca, ca->cur));
+			/*
+			 * every ckpt_every slabs, one to recover from
+			 * (hc_ca_ckpt_tail); one that can neither be written
+			 * nor voided fails the next slab write
+			 */
+			if (ix->ckpt_every && ++ca->since >= ix->ckpt_every) {
+				ca->since = 0;
+				hc_ckpt_periodic(ix);
+			}
 		} else {
 			ca->fblk++;
 		}
@@ -1047,6 +1063,26 @@ static int hc_ca_recover(struct hc_index *ix)
  * places and seqs, each slab's records; the open slab is read back
  */
 
+static size_t hc_ca_t2_bytes(struct hc_index *ix)
+{
+	return (size_t)hc_ca(ix)->parts * hc_ca(ix)->depth * ix->block_size;
+}
+
+/*
+ * Is there room for T2's copy in the checkpoint region? Always in one
+ * formatted since periodic checkpoints (FORMAT sizes the region with it);
+ * one formatted before has room for the rest only: no periodic checkpoint.
+ */
+static bool hc_ca_t2_part(struct hc_index *ix)
+{
+	struct hc_ca *ca = hc_ca(ix);
+
+	return !ix->ckpt_bytes ||
+	       ix->ckpt_bytes >= round_up(sizeof(struct hc_ckpt_disk) + ca->t1_len +
+					  ca->pend_len + ca->meta_len + hc_ca_t2_bytes(ix),
+					  HC_SB_BYTES);
+}
+
 static unsigned int hc_ca_ckpt_parts(struct hc_index *ix, struct hc_ckpt_part *p)
 {
 	struct hc_ca *ca = hc_ca(ix);
@@ -1054,7 +1090,43 @@ static unsigned int hc_ca_ckpt_parts(struct hc_index *ix, struct hc_ckpt_part *p
 	p[0] = (struct hc_ckpt_part){ ca->t1, ca->t1_len };
 	p[1] = (struct hc_ckpt_part){ ca->pend, ca->pend_len };
 	p[2] = (struct hc_ckpt_part){ ca->meta, ca->meta_len };
-	return 3;
+	if (!hc_ca_t2_part(ix))
+		return 3;
+	/* T2's rings as they are on flash (a periodic checkpoint's; not in RAM) */
+	p[3] = (struct hc_ckpt_part){ NULL, hc_ca_t2_bytes(ix) };
+	return 4;
+}
+
+/*
+ * A periodic checkpoint holds T2's rings: a block of them written over
+ * after it had its entries moved down into a T3 RAM block, which a crash
+ * loses. Read (and after a crash written back) HC_CA_BATCH blocks at a
+ * time through the batch buffer (the checkpoint's copy is not aligned).
+ */
+static int hc_ca_t2_copy(struct hc_index *ix, enum req_op op, void *img)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u32 n = ca->parts * ca->depth, i, k;
+	size_t bs = ix->block_size;
+	int r;
+
+	for (i = 0; i < n; i += k) {
+		k = min_t(u32, HC_CA_BATCH, n - i);
+		if (op == REQ_OP_WRITE)
+			memcpy(ca->batch, img + i * bs, k * bs);
+		r = hc_io(ix, op, HC_TABLE_OFFSET + (u64)i * bs, ca->batch, k * bs);
+		if (r)
+			return r;
+		if (op == REQ_OP_READ)
+			memcpy(img + i * bs, ca->batch, k * bs);
+	}
+	return 0;
+}
+
+/* a detach's leaves it zero: a clean attach finds T2 as it was */
+static int hc_ca_ckpt_fill(struct hc_index *ix, void *dst, size_t bytes, bool periodic)
+{
+	return periodic ? hc_ca_t2_copy(ix, REQ_OP_READ, dst) : 0;
 }
 
 static int hc_ca_ckpt_save(struct hc_index *ix, u64 *state)
@@ -1090,6 +1162,37 @@ static bool hc_ca_pend_ok(struct hc_index *ix, const void *blk, u32 owner, bool 
 		if ((t3 ? HC_CA_T3_OWNER | hc_ca_bucket(ca, h) : hc_ca_part(ca, h)) != owner ||
 		    (le32_to_cpu(e[i].loc) & ~HC_CA_TOMB) >= ca->slab_bytes)
 			return false;
+	}
+	return true;
+}
+
+/*
+ * A periodic checkpoint's copy of T2: each block a ring holds is the one
+ * written there at its seq, in this epoch, its entries of its partition
+ */
+static bool hc_ca_t2_img_ok(struct hc_index *ix)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u32 p, place, i, n;
+
+	if (!ix->ckpt_img)
+		return false;
+	for (p = 0; p < ca->parts; p++) {
+		for (place = 0; place < ca->depth; place++) {
+			size_t at = (size_t)p * ca->depth + place;
+			const void *blk = ix->ckpt_img + at * ix->block_size;
+			const struct hc_ca_ent *e = hc_ca_ents((void *)blk);
+
+			if (!ca->t2_seq[at])
+				continue;
+			if (hc_ca_iblk_check(ix, blk, p, ca->epoch, ca->t2_seq[at]) != HC_CA_OK)
+				return false;
+			n = le32_to_cpu(((const struct hc_ca_iblk *)blk)->count);
+			for (i = 0; i < n; i++)
+				if (hc_ca_part(ca, le64_to_cpu(e[i].hash)) != p ||
+				    (le32_to_cpu(e[i].loc) & ~HC_CA_TOMB) >= ca->slab_bytes)
+					return false;
+		}
 	}
 	return true;
 }
@@ -1164,6 +1267,9 @@ static int hc_ca_ckpt_load(struct hc_index *ix, const u64 *state)
 	r = hc_ca_t1_load(ix);
 	if (r)
 		return r;
+	/* after a crash: T2's copy checked, the rest is hc_ca_ckpt_tail's */
+	if (ix->ckpt_replay)
+		return hc_ca_t2_img_ok(ix) ? 0 : -EINVAL;
 	/* the open slab, read back: records go on in a fresh block after the last */
 	r = hc_io(ix, REQ_OP_READ, hc_ca_slab_off(ix, ca->cur), ca->slab, ca->slab_bytes);
 	if (r)
@@ -1177,6 +1283,74 @@ static int hc_ca_ckpt_load(struct hc_index *ix, const u64 *state)
 		hc_ca_slab_open(ix, ca->cur + 1);
 	else if (!hc_ca_resume(ix, ca->cur, last))
 		hc_ca_slab_open(ix, ca->cur);
+	return 0;
+}
+
+/*
+ * After a crash, from the last periodic checkpoint (one every ckpt_every
+ * slabs, written when a slab is opened: nothing in it yet). The tiers go
+ * back to what it holds, and the slabs written since are replayed into
+ * T1, as the scan replays them all:
+ *
+ *  - T2's rings are written back from its copy: blocks written since went
+ *    over the oldest, whose entries had gone down into T3's RAM blocks;
+ *  - T3 keeps its chains as they were: the blocks written since went over
+ *    the oldest of its log (the chains end where they did), which is what
+ *    the log coming round does anyway; they are written again from here;
+ *  - the index block counter goes back too: a chain or ring names a block
+ *    by its place and seq, and no block written since is named by one;
+ *  - the slabs from the checkpoint's open one on, while each place's first
+ *    block is of that slab (never past half the ring), oldest first; the
+ *    newest goes on where it ended, as after a scan.
+ *
+ * That reads the checkpoint, the slabs since and T2 (written once), not the
+ * slab ring: O(RAM part + T2 + slabs since). -EINVAL: more slabs follow
+ * than a checkpoint that counts lets be written (the attach scans).
+ */
+static int hc_ca_ckpt_tail(struct hc_index *ix)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	bool failed = ix->write_failed;
+	u64 seq, gen, newest = 0;
+	int r, last = -1, l;
+	u32 place, n;
+
+	r = hc_ca_t2_copy(ix, REQ_OP_WRITE, (void *)ix->ckpt_img);
+	for (seq = ca->cur, n = 0; !r; seq++, n++) {
+		place = hc_ca_place(ca, seq);
+		r = hc_io(ix, REQ_OP_READ, hc_ca_slab_off(ix, seq), ix->buf, ix->block_size);
+		if (r || !hc_bh_block_ok(ix, ix->buf, place, 0, &gen) || gen != seq)
+			break;
+		if (n >= ca->nslabs / 2)
+			return -EINVAL;
+		ca->recs[place] = 0;
+		r = hc_ca_replay(ix, seq, &l);
+		if (r)
+			break;
+		newest = seq;
+		last = l;
+		cond_resched();
+	}
+	/*
+	 * An index block the replay's evictions read is not what the
+	 * checkpoint leads to (the device changed under it): not a failed
+	 * write, and the scan rebuilds the index in a new epoch
+	 */
+	if (r == -EIO && ca->broken) {
+		ca->broken = false;
+		ix->write_failed = failed;
+		return -EINVAL;
+	}
+	if (r)
+		return r;
+	/* the newest slab goes on where it ended; full (or none since), a new one */
+	if (!newest || !hc_ca_resume(ix, newest, last)) {
+		seq = newest ? newest + 1 : ca->cur;
+		r = hc_ca_fresh_seq(ix, &seq);
+		if (r)
+			return r;
+		hc_ca_slab_open(ix, seq);
+	}
 	return 0;
 }
 
@@ -1358,6 +1532,13 @@ static int hc_ca_alloc_ram(struct hc_index *ix)
 	ca->t2_head = ca->t3_seq + ca->buckets;
 	ca->t3_place = ca->t2_head + ca->parts;
 	ca->recs = ca->t3_place + ca->buckets;
+	/*
+	 * A periodic checkpoint every sixteenth of the slab ring, every 4
+	 * slabs at least (the paper's every N slabs; its recovery reads at
+	 * most half the ring past it)
+	 */
+	if (ix->ckpt_bytes && ca->nslabs >= 16 && hc_ca_t2_part(ix))
+		ix->ckpt_every = max_t(u32, 4, ca->nslabs / 16);
 	hc_ca_reset(ix);
 	hc_ca_slab_open(ix, 1);
 	return 0;
@@ -1384,5 +1565,7 @@ const struct hc_policy_ops hc_ca_ops = {
 	.objects	= hc_ca_objects,
 	.ckpt_parts	= hc_ca_ckpt_parts,
 	.ckpt_save	= hc_ca_ckpt_save,
+	.ckpt_fill	= hc_ca_ckpt_fill,
 	.ckpt_load	= hc_ca_ckpt_load,
+	.ckpt_tail	= hc_ca_ckpt_tail,
 };

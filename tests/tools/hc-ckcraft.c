@@ -6,6 +6,8 @@
  *   show             the newest valid superblock's region and the header
  *   fill BYTE        every byte of the arrays set to BYTE (0-255)
  *   flip N SEED      N random bits of the arrays flipped
+ *   xor OFF          the byte at OFF of the arrays inverted (OFF < 0: from
+ *                    their end; -1 is the last byte)
  *   state I VALUE    the policy's state word I (0-7) set
  *   seq VALUE        the superblock seq it names
  *   wseq VALUE       the write counter
@@ -43,7 +45,7 @@ static void *aligned(size_t n)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: hc-ckcraft DEVICE show|fill BYTE|flip N SEED|state I VALUE|seq VALUE|wseq VALUE|kind periodic|detach|crc\n");
+	fprintf(stderr, "usage: hc-ckcraft DEVICE show|fill BYTE|flip N SEED|xor OFF|state I VALUE|seq VALUE|wseq VALUE|kind periodic|detach|crc\n");
 	return 2;
 }
 
@@ -117,6 +119,14 @@ int main(int argc, char **argv)
 			bit %= len * 8;
 			ck[CK_HDR + bit / 8] ^= (uint8_t)(1u << (bit % 8));
 		}
+	} else if (!strcmp(argv[2], "xor") && argc == 4) {
+		long long o = atoll(argv[3]);
+
+		if (o < 0)
+			o += (long long)len;
+		if (o < 0 || (uint64_t)o >= len)
+			return usage();
+		ck[CK_HDR + o] ^= 0xff;
 	} else if (!strcmp(argv[2], "state") && argc == 5 && atoi(argv[3]) >= 0 &&
 		   atoi(argv[3]) < 8) {
 		put(ck + 56 + 8 * atoi(argv[3]), 8, strtoull(argv[4], NULL, 0));

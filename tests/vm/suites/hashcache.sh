@@ -691,10 +691,10 @@ for pol in $POLS; do
 	esac
 	check "$pol: detach" hcctl index detach $F
 done
-# Crash recovery from periodic checkpoints: Log's, Log's void, BufferHash's;
-# all three on 6.12, one drawn by the seed on the debug kernel and 6.1
-# (SSC_FULL=1: all)
-if sampled; then CREC=$(pick 1 log log-void bufferhash); else CREC="log log-void bufferhash"; fi
+# Crash recovery from periodic checkpoints: Log's, Log's void, BufferHash's,
+# Cascade's; all four on 6.12, one drawn by the seed on the debug kernel and
+# 6.1 (SSC_FULL=1: all)
+if sampled; then CREC=$(pick 1 log log-void bufferhash cascade); else CREC="log log-void bufferhash cascade"; fi
 diag "crash recovery sections: $CREC (seed ${SSC_SEED:-1})"
 crec() { case " $CREC " in *" $1 "*) return 0 ;; esac; return 1; }
 if crec log; then
@@ -811,6 +811,66 @@ check "bufferhash: the recovery read $rb B, under a quarter of the scan's $(prin
 	test "$rb" -gt 0 -a "$rb" -lt $(($(printf '%s' "$sa" | jq -r .read_bytes) / 4))
 check_eq "bufferhash: the scan finds the same" "50 0 0|0 0 5|945 0 0|$((i * 150)) 0 0|0 0 30" "$(bhtally)"
 check "bufferhash: detach" hcctl index detach $F
+fi
+if crec cascade; then
+# Cascade: a crash recovers from the last periodic checkpoint (one every
+# sixteenth of the slab ring: 16 of 256 slabs of 8 KiB) and replays the slabs
+# written since into T1. Small tiers (T1 of 64 mappings, T2 rings of 2 blocks
+# in 2 partitions, 1 T3 bucket), so that after the checkpoint T1 evicts into
+# T2, whose rings write over blocks the checkpoint knew, their entries going
+# down into T3's RAM block (which the cut loses): the recovery writes T2 back
+# from the checkpoint's copy. Puts until a checkpoint is written, then 1000
+# overwrites and 5 deletes (under a sixteenth: no checkpoint comes between)
+check "cascade: format, 256 slabs of 8 KiB, small tiers, on dm-flakey" sh -c \
+	"hcctl index format --policy cascade --log-size 2M --buffer-size 8K --resident-sets 64 \
+	--ram-ways 2 --ways 2 --sets 1 --block-size 4K $F && hcctl index attach $F"
+check "cascade: 3000 puts" mput_keys $F a 3000 av-
+i=0
+while [ $i -lt 20 ] && [ "$(st $F checkpoints)" = 0 ]; do mput_keys $F p${i}x 200 pv- || break; i=$((i + 1)); done
+ck=$(st $F checkpoints)
+check_eq "cascade: a periodic checkpoint written ($i batches after the 3000)" 1 "$ck"
+check "cascade: 1000 overwritten" mput_keys $F a 1000 aw-
+check "cascade: 5 deleted" sh -c "for k in a1000 a1001 a1002 a1003 a1004; do hcctl index del $F \$k || exit; done"
+check "cascade: flush" hcctl index flush $F
+check_eq "cascade: no checkpoint since" "$ck" "$(st $F checkpoints)"
+check "cascade: power cut (drop writes)" flakey "0 0 3600 1 drop_writes"
+check "cascade: 30 puts during the cut" mput_keys $F q 30 qv-
+check "cascade: detach during the cut" hcctl index detach $F
+check "cascade: power back" flakey "0 3600 0"
+check "cascade: the device as the cut left it, kept" dd if=$F of=/tmp/cacut.img bs=1M status=none
+a=$(hcctl --json index attach $F)
+rb=$(printf '%s' "$a" | jq -r .read_bytes)
+check_eq "cascade: attach after the cut: recovered, from the checkpoint" "true true" \
+	"$(printf '%s' "$a" | jq -r '"\(.recovered) \(.checkpoint)"')"
+# catally: the overwritten, the deleted, the rest of a, the p batches, the cut's
+catally() {
+	printf '%s|%s|%s|%s|%s' "$(keys a 1000 | hcctl index mget $F | tally a aw-)" \
+		"$(keys a 1005 | tail -n 5 | hcctl index mget $F | tally a av-)" \
+		"$(keys a 3000 | tail -n 1995 | hcctl index mget $F | tally a av-)" \
+		"$(j=0; while [ $j -lt $i ]; do keys p${j}x 200 | hcctl index mget $F | tally p${j}x pv-; j=$((j + 1)); done |
+			awk '{ f += $1; w += $2; m += $3 } END { print f + 0, w + 0, m + 0 }')" \
+		"$(keys q 30 | hcctl index mget $F | tally q qv-)"
+}
+check_eq "cascade: overwrites newest, deletes gone, the rest found, the cut's missing" \
+	"1000 0 0|0 0 5|1995 0 0|$((i * 200)) 0 0|0 0 30" "$(catally)"
+check_eq "cascade: no index block failed its checks" 0 "$(st $F bad_entries)"
+check "cascade: detach, the checkpoint's CRC broken" sh -c "hcctl index detach $F && hc-ckcraft $F crc"
+sa=$(hcctl --json index attach $F)
+check_eq "cascade: ... then a scan" false "$(printf '%s' "$sa" | jq -r .checkpoint)"
+check "cascade: the recovery read $rb B, under a quarter of the scan's $(printf '%s' "$sa" | jq -r .read_bytes) B" \
+	test "$rb" -gt 0 -a "$rb" -lt $(($(printf '%s' "$sa" | jq -r .read_bytes) / 4))
+check_eq "cascade: the scan finds the same" "1000 0 0|0 0 5|1995 0 0|$((i * 200)) 0 0|0 0 30" "$(catally)"
+check "cascade: detach" hcctl index detach $F
+# the same cut, but the checkpoint's copy of T2 crafted: its last block (a
+# ring's, in use) changed, the checkpoint sealed again: the attach scans
+check "cascade: the device as the cut left it, again" dd if=/tmp/cacut.img of=$F bs=1M oflag=direct status=none
+check "cascade: a byte of T2's copy changed, the CRC made good" hc-ckcraft $F xor -1
+check_eq "cascade: attach: recovered, a scan" "true false" \
+	"$(hcctl --json index attach $F | jq -r '"\(.recovered) \(.checkpoint)"')"
+check "cascade: ... and the kernel log says why" sh -c "dmesg | tail -n 20 | grep -q 'holds what no index could'"
+check_eq "cascade: the scan finds the same" "1000 0 0|0 0 5|1995 0 0|$((i * 200)) 0 0|0 0 30" "$(catally)"
+check "cascade: detach" hcctl index detach $F
+rm -f /tmp/cacut.img
 fi
 # BufferHash: an incarnation evicted by a rotation stays evicted across a
 # crash (the new buffer's first block goes over it at once): one super table
