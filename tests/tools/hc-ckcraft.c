@@ -14,6 +14,8 @@
  *   kind K           marked periodic (written while attached, used only
  *                    after a crash) or a detach's (used only by a clean attach)
  *   crc              the CRC broken (and not sealed again)
+ *   region BYTES     the newest superblock's region length set (sealed
+ *                    again), as a module that sized it smaller left it
  * The region and the checkpoint's length come from the newest superblock
  * whose CRC checks and from the header. O_DIRECT.
  * Exit 0 done, 1 an error, 2 usage, 3 no checkpoint there (no region, bad
@@ -45,7 +47,7 @@ static void *aligned(size_t n)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: hc-ckcraft DEVICE show|fill BYTE|flip N SEED|xor OFF|state I VALUE|seq VALUE|wseq VALUE|kind periodic|detach|crc\n");
+	fprintf(stderr, "usage: hc-ckcraft DEVICE show|fill BYTE|flip N SEED|xor OFF|state I VALUE|seq VALUE|wseq VALUE|kind periodic|detach|crc|region BYTES\n");
 	return 2;
 }
 
@@ -53,7 +55,7 @@ int main(int argc, char **argv)
 {
 	uint8_t *sb, *ck;
 	uint64_t best = 0, off = 0, bytes = 0, len, total;
-	int fd, have = 0;
+	int fd, have = 0, bi = 0;
 
 	if (argc < 3)
 		return usage();
@@ -72,6 +74,7 @@ int main(int argc, char **argv)
 			continue;
 		if (!have || get(sb + 80, 8) > best) {
 			best = get(sb + 80, 8);
+			bi = i;
 			off = get(sb + 120, 8);
 			bytes = get(sb + 128, 8);
 			have = 1;
@@ -80,6 +83,19 @@ int main(int argc, char **argv)
 	if (!have || !bytes || bytes > (1ULL << 31)) {
 		fprintf(stderr, "no checkpoint region\n");
 		return 3;
+	}
+	if (!strcmp(argv[2], "region") && argc == 4) {
+		if (pread(fd, sb, SB_BYTES, (off_t)bi * SB_BYTES) != SB_BYTES) {
+			perror("read superblock");
+			return 1;
+		}
+		put(sb + 128, 8, strtoull(argv[3], NULL, 0));
+		put(sb + 4, 4, seal(~0U, sb, SB_BYTES, 4));
+		if (pwrite(fd, sb, SB_BYTES, (off_t)bi * SB_BYTES) != SB_BYTES || fsync(fd)) {
+			perror("write superblock");
+			return 1;
+		}
+		return 0;
 	}
 	ck = aligned(bytes);
 	if (!ck || pread(fd, ck, bytes, (off_t)off) != (ssize_t)bytes) {
