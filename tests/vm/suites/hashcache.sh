@@ -697,6 +697,18 @@ done
 if sampled; then CREC=$(pick 1 log log-void bufferhash cascade); else CREC="log log-void bufferhash cascade"; fi
 diag "crash recovery sections: $CREC (seed ${SSC_SEED:-1})"
 crec() { case " $CREC " in *" $1 "*) return 0 ;; esac; return 1; }
+# crtally OW DEL ALL B: after a crash section's cut, of keys a0.. (the first
+# OW overwritten with aw-, the DEL after them deleted, the rest up to ALL at
+# av-), of the $i batches pJx of B keys, and of the cut's 30 q: each
+# "found wrong missing", |-separated
+crtally() {
+	printf '%s|%s|%s|%s|%s' "$(keys a "$1" | hcctl index mget $F | tally a aw-)" \
+		"$(keys a $(($1 + $2)) | tail -n "$2" | hcctl index mget $F | tally a av-)" \
+		"$(keys a "$3" | tail -n $(($3 - $1 - $2)) | hcctl index mget $F | tally a av-)" \
+		"$(j=0; while [ $j -lt $i ]; do keys p${j}x "$4" | hcctl index mget $F | tally p${j}x pv-; j=$((j + 1)); done |
+			awk '{ f += $1; w += $2; m += $3 } END { print f + 0, w + 0, m + 0 }')" \
+		"$(keys q 30 | hcctl index mget $F | tally q qv-)"
+}
 if crec log; then
 # Log: a crash recovers from the last periodic checkpoint (one every
 # sixteenth of the log) and replays the records written after it, not the
@@ -793,23 +805,14 @@ a=$(hcctl --json index attach $F)
 rb=$(printf '%s' "$a" | jq -r .read_bytes)
 check_eq "bufferhash: attach after the cut: recovered, from the checkpoint" "true true" \
 	"$(printf '%s' "$a" | jq -r '"\(.recovered) \(.checkpoint)"')"
-# bhtally: the overwritten, the deleted, the rest of a, the p batches, the cut's
-bhtally() {
-	printf '%s|%s|%s|%s|%s' "$(keys a 50 | hcctl index mget $F | tally a aw-)" \
-		"$(keys a 55 | tail -n 5 | hcctl index mget $F | tally a av-)" \
-		"$(keys a 1000 | tail -n 945 | hcctl index mget $F | tally a av-)" \
-		"$(j=0; while [ $j -lt $i ]; do keys p${j}x 150 | hcctl index mget $F | tally p${j}x pv-; j=$((j + 1)); done |
-			awk '{ f += $1; w += $2; m += $3 } END { print f + 0, w + 0, m + 0 }')" \
-		"$(keys q 30 | hcctl index mget $F | tally q qv-)"
-}
 check_eq "bufferhash: overwrites newest, deletes gone, the rest found, the cut's missing" \
-	"50 0 0|0 0 5|945 0 0|$((i * 150)) 0 0|0 0 30" "$(bhtally)"
+	"50 0 0|0 0 5|945 0 0|$((i * 150)) 0 0|0 0 30" "$(crtally 50 5 1000 150)"
 check "bufferhash: detach, the checkpoint's CRC broken" sh -c "hcctl index detach $F && hc-ckcraft $F crc"
 sa=$(hcctl --json index attach $F)
 check_eq "bufferhash: ... then a scan" false "$(printf '%s' "$sa" | jq -r .checkpoint)"
 check "bufferhash: the recovery read $rb B, under a quarter of the scan's $(printf '%s' "$sa" | jq -r .read_bytes) B" \
 	test "$rb" -gt 0 -a "$rb" -lt $(($(printf '%s' "$sa" | jq -r .read_bytes) / 4))
-check_eq "bufferhash: the scan finds the same" "50 0 0|0 0 5|945 0 0|$((i * 150)) 0 0|0 0 30" "$(bhtally)"
+check_eq "bufferhash: the scan finds the same" "50 0 0|0 0 5|945 0 0|$((i * 150)) 0 0|0 0 30" "$(crtally 50 5 1000 150)"
 check "bufferhash: detach" hcctl index detach $F
 fi
 if crec cascade; then
@@ -842,24 +845,15 @@ a=$(hcctl --json index attach $F)
 rb=$(printf '%s' "$a" | jq -r .read_bytes)
 check_eq "cascade: attach after the cut: recovered, from the checkpoint" "true true" \
 	"$(printf '%s' "$a" | jq -r '"\(.recovered) \(.checkpoint)"')"
-# catally: the overwritten, the deleted, the rest of a, the p batches, the cut's
-catally() {
-	printf '%s|%s|%s|%s|%s' "$(keys a 1000 | hcctl index mget $F | tally a aw-)" \
-		"$(keys a 1005 | tail -n 5 | hcctl index mget $F | tally a av-)" \
-		"$(keys a 3000 | tail -n 1995 | hcctl index mget $F | tally a av-)" \
-		"$(j=0; while [ $j -lt $i ]; do keys p${j}x 200 | hcctl index mget $F | tally p${j}x pv-; j=$((j + 1)); done |
-			awk '{ f += $1; w += $2; m += $3 } END { print f + 0, w + 0, m + 0 }')" \
-		"$(keys q 30 | hcctl index mget $F | tally q qv-)"
-}
 check_eq "cascade: overwrites newest, deletes gone, the rest found, the cut's missing" \
-	"1000 0 0|0 0 5|1995 0 0|$((i * 200)) 0 0|0 0 30" "$(catally)"
+	"1000 0 0|0 0 5|1995 0 0|$((i * 200)) 0 0|0 0 30" "$(crtally 1000 5 3000 200)"
 check_eq "cascade: no index block failed its checks" 0 "$(st $F bad_entries)"
 check "cascade: detach, the checkpoint's CRC broken" sh -c "hcctl index detach $F && hc-ckcraft $F crc"
 sa=$(hcctl --json index attach $F)
 check_eq "cascade: ... then a scan" false "$(printf '%s' "$sa" | jq -r .checkpoint)"
 check "cascade: the recovery read $rb B, under a quarter of the scan's $(printf '%s' "$sa" | jq -r .read_bytes) B" \
 	test "$rb" -gt 0 -a "$rb" -lt $(($(printf '%s' "$sa" | jq -r .read_bytes) / 4))
-check_eq "cascade: the scan finds the same" "1000 0 0|0 0 5|1995 0 0|$((i * 200)) 0 0|0 0 30" "$(catally)"
+check_eq "cascade: the scan finds the same" "1000 0 0|0 0 5|1995 0 0|$((i * 200)) 0 0|0 0 30" "$(crtally 1000 5 3000 200)"
 check "cascade: detach" hcctl index detach $F
 # the same cut, but the checkpoint's copy of T2 crafted: its last block (a
 # ring's, in use) changed, the checkpoint sealed again: the attach scans
@@ -868,7 +862,7 @@ check "cascade: a byte of T2's copy changed, the CRC made good" hc-ckcraft $F xo
 check_eq "cascade: attach: recovered, a scan" "true false" \
 	"$(hcctl --json index attach $F | jq -r '"\(.recovered) \(.checkpoint)"')"
 check "cascade: ... and the kernel log says why" sh -c "dmesg | tail -n 20 | grep -q 'holds what no index could'"
-check_eq "cascade: the scan finds the same" "1000 0 0|0 0 5|1995 0 0|$((i * 200)) 0 0|0 0 30" "$(catally)"
+check_eq "cascade: the scan finds the same" "1000 0 0|0 0 5|1995 0 0|$((i * 200)) 0 0|0 0 30" "$(crtally 1000 5 3000 200)"
 check "cascade: detach" hcctl index detach $F
 rm -f /tmp/cacut.img
 # an index formatted before periodic checkpoints has a region sized without
