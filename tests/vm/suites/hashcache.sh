@@ -709,6 +709,37 @@ crtally() {
 			awk '{ f += $1; w += $2; m += $3 } END { print f + 0, w + 0, m + 0 }')" \
 		"$(keys q 30 | hcctl index mget $F | tally q qv-)"
 }
+# crcut POL: the power cut of a crash section, 30 puts during it, the detach
+crcut() {
+	check "$1: power cut (drop writes)" flakey "0 0 3600 1 drop_writes"
+	check "$1: 30 puts during the cut" mput_keys $F q 30 qv-
+	check "$1: detach during the cut" hcctl index detach $F
+}
+# crattach POL WANT OW DEL ALL B: power back; the attach recovers from the
+# checkpoint (its bytes read in $rb) and finds WANT (crtally OW DEL ALL B)
+crattach() {
+	_p=$1 _w=$2
+	shift 2
+	check "$_p: power back" flakey "0 3600 0"
+	a=$(hcctl --json index attach $F)
+	rb=$(printf '%s' "$a" | jq -r .read_bytes)
+	check_eq "$_p: attach after the cut: recovered, from the checkpoint" "true true" \
+		"$(printf '%s' "$a" | jq -r '"\(.recovered) \(.checkpoint)"')"
+	check_eq "$_p: overwrites newest, deletes gone, the rest found, the cut's missing" "$_w" "$(crtally "$@")"
+}
+# crscan POL WANT OW DEL ALL B: detach, the checkpoint's CRC broken: the scan
+# reads over 4 times what the recovery read, and finds the same
+crscan() {
+	_p=$1 _w=$2
+	shift 2
+	check "$_p: detach, the checkpoint's CRC broken" sh -c "hcctl index detach $F && hc-ckcraft $F crc"
+	sa=$(hcctl --json index attach $F)
+	check_eq "$_p: ... then a scan" false "$(printf '%s' "$sa" | jq -r .checkpoint)"
+	check "$_p: the recovery read $rb B, under a quarter of the scan's $(printf '%s' "$sa" | jq -r .read_bytes) B" \
+		test "$rb" -gt 0 -a "$rb" -lt $(($(printf '%s' "$sa" | jq -r .read_bytes) / 4))
+	check_eq "$_p: the scan finds the same" "$_w" "$(crtally "$@")"
+	check "$_p: detach" hcctl index detach $F
+}
 if crec log; then
 # Log: a crash recovers from the last periodic checkpoint (one every
 # sixteenth of the log) and replays the records written after it, not the
@@ -797,23 +828,10 @@ check "bufferhash: 50 overwritten" mput_keys $F a 50 aw-
 check "bufferhash: 5 deleted" sh -c "for k in a50 a51 a52 a53 a54; do hcctl index del $F \$k || exit; done"
 check "bufferhash: flush" hcctl index flush $F
 check_eq "bufferhash: no checkpoint since" "$ck" "$(st $F checkpoints)"
-check "bufferhash: power cut (drop writes)" flakey "0 0 3600 1 drop_writes"
-check "bufferhash: 30 puts during the cut" mput_keys $F q 30 qv-
-check "bufferhash: detach during the cut" hcctl index detach $F
-check "bufferhash: power back" flakey "0 3600 0"
-a=$(hcctl --json index attach $F)
-rb=$(printf '%s' "$a" | jq -r .read_bytes)
-check_eq "bufferhash: attach after the cut: recovered, from the checkpoint" "true true" \
-	"$(printf '%s' "$a" | jq -r '"\(.recovered) \(.checkpoint)"')"
-check_eq "bufferhash: overwrites newest, deletes gone, the rest found, the cut's missing" \
-	"50 0 0|0 0 5|945 0 0|$((i * 150)) 0 0|0 0 30" "$(crtally 50 5 1000 150)"
-check "bufferhash: detach, the checkpoint's CRC broken" sh -c "hcctl index detach $F && hc-ckcraft $F crc"
-sa=$(hcctl --json index attach $F)
-check_eq "bufferhash: ... then a scan" false "$(printf '%s' "$sa" | jq -r .checkpoint)"
-check "bufferhash: the recovery read $rb B, under a quarter of the scan's $(printf '%s' "$sa" | jq -r .read_bytes) B" \
-	test "$rb" -gt 0 -a "$rb" -lt $(($(printf '%s' "$sa" | jq -r .read_bytes) / 4))
-check_eq "bufferhash: the scan finds the same" "50 0 0|0 0 5|945 0 0|$((i * 150)) 0 0|0 0 30" "$(crtally 50 5 1000 150)"
-check "bufferhash: detach" hcctl index detach $F
+crcut bufferhash
+w="50 0 0|0 0 5|945 0 0|$((i * 150)) 0 0|0 0 30"
+crattach bufferhash "$w" 50 5 1000 150
+crscan bufferhash "$w" 50 5 1000 150
 fi
 if crec cascade; then
 # Cascade: a crash recovers from the last periodic checkpoint (one every
@@ -836,25 +854,13 @@ check "cascade: 1000 overwritten" mput_keys $F a 1000 aw-
 check "cascade: 5 deleted" sh -c "for k in a1000 a1001 a1002 a1003 a1004; do hcctl index del $F \$k || exit; done"
 check "cascade: flush" hcctl index flush $F
 check_eq "cascade: no checkpoint since" "$ck" "$(st $F checkpoints)"
-check "cascade: power cut (drop writes)" flakey "0 0 3600 1 drop_writes"
-check "cascade: 30 puts during the cut" mput_keys $F q 30 qv-
-check "cascade: detach during the cut" hcctl index detach $F
-check "cascade: power back" flakey "0 3600 0"
+crcut cascade
+# (reads pass during the cut)
 check "cascade: the device as the cut left it, kept" dd if=$F of=/tmp/cacut.img bs=1M status=none
-a=$(hcctl --json index attach $F)
-rb=$(printf '%s' "$a" | jq -r .read_bytes)
-check_eq "cascade: attach after the cut: recovered, from the checkpoint" "true true" \
-	"$(printf '%s' "$a" | jq -r '"\(.recovered) \(.checkpoint)"')"
-check_eq "cascade: overwrites newest, deletes gone, the rest found, the cut's missing" \
-	"1000 0 0|0 0 5|1995 0 0|$((i * 200)) 0 0|0 0 30" "$(crtally 1000 5 3000 200)"
+w="1000 0 0|0 0 5|1995 0 0|$((i * 200)) 0 0|0 0 30"
+crattach cascade "$w" 1000 5 3000 200
 check_eq "cascade: no index block failed its checks" 0 "$(st $F bad_entries)"
-check "cascade: detach, the checkpoint's CRC broken" sh -c "hcctl index detach $F && hc-ckcraft $F crc"
-sa=$(hcctl --json index attach $F)
-check_eq "cascade: ... then a scan" false "$(printf '%s' "$sa" | jq -r .checkpoint)"
-check "cascade: the recovery read $rb B, under a quarter of the scan's $(printf '%s' "$sa" | jq -r .read_bytes) B" \
-	test "$rb" -gt 0 -a "$rb" -lt $(($(printf '%s' "$sa" | jq -r .read_bytes) / 4))
-check_eq "cascade: the scan finds the same" "1000 0 0|0 0 5|1995 0 0|$((i * 200)) 0 0|0 0 30" "$(crtally 1000 5 3000 200)"
-check "cascade: detach" hcctl index detach $F
+crscan cascade "$w" 1000 5 3000 200
 # the same cut, but the checkpoint's copy of T2 crafted: its last block (a
 # ring's, in use) changed, the checkpoint sealed again: the attach scans
 check "cascade: the device as the cut left it, again" dd if=/tmp/cacut.img of=$F bs=1M oflag=direct status=none
@@ -862,7 +868,7 @@ check "cascade: a byte of T2's copy changed, the CRC made good" hc-ckcraft $F xo
 check_eq "cascade: attach: recovered, a scan" "true false" \
 	"$(hcctl --json index attach $F | jq -r '"\(.recovered) \(.checkpoint)"')"
 check "cascade: ... and the kernel log says why" sh -c "dmesg | tail -n 20 | grep -q 'holds what no index could'"
-check_eq "cascade: the scan finds the same" "1000 0 0|0 0 5|1995 0 0|$((i * 200)) 0 0|0 0 30" "$(crtally 1000 5 3000 200)"
+check_eq "cascade: the scan finds the same" "$w" "$(crtally 1000 5 3000 200)"
 check "cascade: detach" hcctl index detach $F
 rm -f /tmp/cacut.img
 # an index formatted before periodic checkpoints has a region sized without
