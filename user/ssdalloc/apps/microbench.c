@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include "app-common.h"
 
 const char *prog = "ssd-microbench";
@@ -103,6 +104,7 @@ int main(int argc, char **argv)
 	uint64_t *stamps;
 	char **ptrs = NULL, *array = NULL;
 	struct ssd_stats st0, st1, st;
+	struct rusage ru0, ru1;
 	double t0, t1, tinit;
 	bool corrupt = false;
 	int c;
@@ -167,6 +169,8 @@ int main(int argc, char **argv)
 	tinit = now_seconds() - tinit;
 
 	stats_snapshot(mode, &st0);
+	/* this process's own major faults in the accesses: swap-ins of malloc mode */
+	getrusage(RUSAGE_SELF, &ru0);
 	t0 = now_seconds();
 	for (i = 0; i < ops; i++) {
 		uint64_t k = rnd_below(&rng, nobj);
@@ -185,6 +189,7 @@ int main(int argc, char **argv)
 		}
 	}
 	t1 = now_seconds();
+	getrusage(RUSAGE_SELF, &ru1);
 	stats_snapshot(mode, &st1);
 	stats_delta(&st, &st0, &st1);
 
@@ -205,9 +210,10 @@ int main(int argc, char **argv)
 	printf("app=microbench mode=%s objects=%" PRIu64 " size=%" PRIu64 " write_pct=%" PRIu64
 	       " seed=%" PRIu64 " ops=%" PRIu64 " reads=%" PRIu64 " writes=%" PRIu64
 	       " seconds=%.6f ops_per_s=%.0f init_seconds=%.6f init_bytes_written=%" PRIu64
-	       " app_bytes_written=%" PRIu64 " verify_failures=%" PRIu64,
+	       " app_bytes_written=%" PRIu64 " verify_failures=%" PRIu64 " majflt=%ld",
 	       mode_name(mode), nobj, size, wpct, seed, ops, reads, writes, t1 - t0,
-	       t1 > t0 ? (double)ops / (t1 - t0) : 0.0, tinit, init_bytes, app_bytes, bad);
+	       t1 > t0 ? (double)ops / (t1 - t0) : 0.0, tinit, init_bytes, app_bytes, bad,
+	       ru1.ru_majflt - ru0.ru_majflt);
 	print_stats(stdout, mode, &st);
 	printf("\n");
 	fflush(stdout);
