@@ -112,10 +112,13 @@ static int find_index(int ctl, const char *dev, uint32_t *id)
 static void say_cascade(const struct hc_info *in)
 {
 	printf("cascade: T1 of %u mappings in RAM (CLOCK) in %u partitions; T2 a FIFO of %u "
-	       "blocks a partition; T3 %" PRIu64 " buckets; %" PRIu64 " slabs of %" PRIu64 " KiB\n",
+	       "blocks a partition; T3 %" PRIu64 " buckets; %" PRIu64 " slabs of %" PRIu64 " KiB; "
+	       "GC %s\n",
 	       in->resident_sets, in->ram_ways, in->ways, (uint64_t)in->sets,
 	       (uint64_t)(in->buffer_bytes ? in->log_bytes / in->buffer_bytes : 0),
-	       (uint64_t)in->buffer_bytes >> 10);
+	       (uint64_t)in->buffer_bytes >> 10,
+	       in->flags & HC_FORMAT_SPACE_GC ? "in space mode (whole slabs)" :
+	       "in hit mode (copies forward what T1 maps)");
 }
 
 /* what format chose for BufferHash or Cascade, read back by an attach */
@@ -170,6 +173,7 @@ static int idx_format(int ctl, int argc, char **argv)
 		{ "prefetch", no_argument, NULL, 'P' },
 		{ "lru", no_argument, NULL, 'L' },
 		{ "partial-discard", no_argument, NULL, 'D' },
+		{ "space-gc", no_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct hc_format f = { .hdr = HDR(f), .policy = HC_POLICY_SETMEM };
@@ -231,6 +235,9 @@ static int idx_format(int ctl, int argc, char **argv)
 			break;
 		case 'D':
 			f.flags |= HC_FORMAT_PARTIAL;
+			break;
+		case 'G':
+			f.flags |= HC_FORMAT_SPACE_GC;
 			break;
 		case 'k':
 			if (parse_u64(optarg, &v) || !v || v >= 64) {
@@ -472,6 +479,8 @@ static int idx_info(int ctl, const char *dev)
 		json_object_object_add(j, "lru", json_object_new_boolean(in.flags & HC_FORMAT_LRU));
 		json_object_object_add(j, "partial_discard",
 				       json_object_new_boolean(in.flags & HC_FORMAT_PARTIAL));
+		json_object_object_add(j, "space_gc",
+				       json_object_new_boolean(in.flags & HC_FORMAT_SPACE_GC));
 		jset(j, "log_bytes", in.log_bytes);
 		jset(j, "buffer_bytes", in.buffer_bytes);
 		jset(j, "max_value", in.max_value);

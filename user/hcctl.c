@@ -1230,7 +1230,7 @@ static void usage(FILE *f)
 "        format DEVICE [--policy P] [--block-size SIZE] [--ways N] [--tag-bits N]\n"
 "                      [--sets N] [--seed N] [--resident-sets N]\n"
 "                      [--ram-ways N] [--log-size SIZE] [--buffer-size SIZE]\n"
-"                      [--prefetch] [--lru] [--partial-discard]\n"
+"                      [--prefetch] [--lru] [--partial-discard] [--space-gc]\n"
 "                      (P: basic set setmem setmemlru log loglru\n"
 "                                      bufferhash cascade)\n"
 "        attach|detach|flush|info|stats DEVICE\n"

@@ -49,8 +49,11 @@
  * first, into T1, in a new epoch: T2 and T3 are written afresh, and no
  * index block of an earlier epoch counts; that is O(device), as the other
  * policies' scans. T3's compaction into a wide inactive table with its
- * jump list of Bloom filters is not built, nor GC's hit mode (copy forward
- * what T1 holds).
+ * jump list of Bloom filters is not built.
+ *
+ * GC: the slab that takes the oldest's place evicts its records, but first
+ * copies forward those T1 maps (the paper's hit mode, hc_ca_gc), into at
+ * most half of itself; the rest go (space mode). HC_FORMAT_SPACE_GC: all go.
  *
  * Nothing read from the device is used before it is checked: an index
  * block's CRC, format, epoch, owner, place, sequence number and entry
@@ -111,7 +114,11 @@ struct hc_ca {
 	u64 *meta;
 	u64 *t2_seq;			/* parts x depth: each place's block, 0: none */
 	u64 *t3_seq;			/* buckets: the newest block of the chain's seq, 0: none */
-	u64 *t2_head;			/* parts: the place the next block goes to */
+	/*
+	 * parts: the place the next block goes to; a checkpoint's also has the
+	 * partition's CLOCK hand in the upper 32 bits (hc_ca_ckpt_save)
+	 */
+	u64 *t2_head;
 	u64 *t3_place;			/* buckets: the newest block's place */
 	u64 *recs;			/* nslabs: records in each slab place */
 	size_t meta_len, pend_len, t1_len;	/* bytes */
@@ -325,7 +332,7 @@ static u64 hc_ca_t2_off(struct hc_index *ix, u32 p, u32 place)
 static int hc_ca_t2_write(struct hc_index *ix, u32 p)
 {
 	struct hc_ca *ca = hc_ca(ix);
-	u32 place = ca->t2_head[p], i, n;
+	u32 place = (u32)ca->t2_head[p], i, n;
 	u64 *sq = &ca->t2_seq[(size_t)p * ca->depth + place], seq;
 	int r;
 
@@ -540,37 +547,46 @@ static int hc_ca_slab_write(struct hc_index *ix)
 	return 0;
 }
 
+static void hc_ca_gc(struct hc_index *ix);
+
+/* the block of the open slab a record of @len bytes goes to: fblk or the one after */
+static u32 hc_ca_rec_blk(struct hc_index *ix, u32 len)
+{
+	struct hc_ca *ca = hc_ca(ix);
+
+	return le32_to_cpu(hc_ca_sblk(ix, ca->fblk)->used) + len > ix->block_size - HC_BH_HDR ?
+	       ca->fblk + 1 : ca->fblk;
+}
+
 /* append a record to the open slab (a full one written, the next opened); its place */
 static int hc_ca_append(struct hc_index *ix, const u8 *key, u32 klen, const void *val,
 			u64 vlen, bool tomb, u32 *slab, u32 *loc)
 {
 	struct hc_ca *ca = hc_ca(ix);
-	u32 len = hc_bh_rec_len(klen, vlen), room = ix->block_size - HC_BH_HDR, used;
-	struct hc_bh_block *h = hc_ca_sblk(ix, ca->fblk);
+	u32 len = hc_bh_rec_len(klen, vlen), used;
+	struct hc_bh_block *h;
 	struct hc_bh_rec *rec;
 	int r;
 
-	if (le32_to_cpu(h->used) + len > room) {
-		if (ca->fblk + 1 == ca->nblk) {
-			r = hc_ca_slab_write(ix);
-			if (r)
-				return r;
-			hc_ca_slab_open(ix, ca->cur + 1);
-			ix->st.log_wraps += !(hc_ca_place(ca, ca->cur));
-			/*
-			 * every ckpt_every slabs, one to recover from
-			 * (hc_ca_ckpt_tail); one that can neither be written
-			 * nor voided fails the next slab write
-			 */
-			if (ix->ckpt_every && ++ca->since >= ix->ckpt_every) {
-				ca->since = 0;
-				hc_ckpt_periodic(ix);
-			}
-		} else {
-			ca->fblk++;
+	if (hc_ca_rec_blk(ix, len) == ca->nblk) {
+		r = hc_ca_slab_write(ix);
+		if (r)
+			return r;
+		hc_ca_slab_open(ix, ca->cur + 1);
+		ix->st.log_wraps += !(hc_ca_place(ca, ca->cur));
+		/*
+		 * every ckpt_every slabs, one to recover from (hc_ca_ckpt_tail),
+		 * while the new slab is empty; one that can neither be written
+		 * nor voided fails the next slab write
+		 */
+		if (ix->ckpt_every && ++ca->since >= ix->ckpt_every) {
+			ca->since = 0;
+			hc_ckpt_periodic(ix);
 		}
-		h = hc_ca_sblk(ix, ca->fblk);
+		hc_ca_gc(ix);
 	}
+	ca->fblk = hc_ca_rec_blk(ix, len);
+	h = hc_ca_sblk(ix, ca->fblk);
 	used = le32_to_cpu(h->used);
 	rec = (void *)((u8 *)h + HC_BH_HDR + used);
 	memset(rec, 0, len);
@@ -588,6 +604,81 @@ static int hc_ca_append(struct hc_index *ix, const u8 *key, u32 klen, const void
 	*slab = (u32)ca->cur;
 	*loc = ca->fblk * ix->block_size + HC_BH_HDR + used;
 	return 0;
+}
+
+/* copy @rec, at @loc of slab @victim, forward if T1 maps it; false: no room left */
+static bool hc_ca_gc_rec(struct hc_index *ix, u64 victim, const struct hc_bh_rec *rec, u32 loc,
+			 u32 *copied)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u32 klen = le16_to_cpu(rec->key_len), vlen = le32_to_cpu(rec->value_len), slab, nloc;
+	const u8 *key = (const u8 *)(rec + 1);
+	u64 h = siphash(key, klen, &ix->hkey);
+	struct hc_ca_t1 *t = hc_ca_t1_find(ca, hc_ca_part(ca, h), h);
+
+	if (!t || t->slab != (u32)victim || t->loc != loc)
+		return true;
+	if (hc_ca_rec_blk(ix, hc_bh_rec_len(klen, vlen)) >= max(ca->nblk / 2, 1U) ||
+	    hc_ca_append(ix, key, klen, key + klen, vlen, false, &slab, &nloc))
+		return false;
+	t->slab = slab;
+	t->loc = nloc;
+	t->flags |= HC_CA_DIRTY;
+	(*copied)++;
+	return true;
+}
+
+/*
+ * GC's hit mode (the paper's hit-ratio-oriented eviction), as the slab just
+ * opened takes the oldest's place: the records there that T1 maps are hot (a
+ * put or a lookup put them in T1, and T1 maps only a key's newest record), so
+ * they are copied forward into the new slab and T1 maps the copies (dirty:
+ * no tier below has them). Deleted and overwritten records are not T1's, and
+ * go; so do tombstones (every older record of their key is gone already).
+ * The copies fill at most half the new slab, which keeps the other half for
+ * new records, the role of the paper's low watermark; what does not fit goes
+ * as in space mode. The old slab is read from its place, which the new one
+ * reaches only when written: a crash before that finds it there, one after
+ * finds the copies (a write the crash tore may keep neither: evicted, as in
+ * space mode). A read that fails copies no more (the rest go, as in space
+ * mode; the next write there will tell).
+ */
+static void hc_ca_gc(struct hc_index *ix)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u64 victim = ca->cur - ca->nslabs, gen;
+	u32 place = hc_ca_place(ca, ca->cur), b, k, n, off, loc, copied = 0;
+	const struct hc_bh_rec *rec;
+
+	if ((ix->flags & HC_FORMAT_SPACE_GC) || ca->cur <= ca->nslabs)
+		return;
+	for (b = 0; b < ca->nblk; b += n) {
+		n = min_t(u32, HC_CA_BATCH, ca->nblk - b);
+		if (hc_io(ix, REQ_OP_READ, hc_ca_slab_off(ix, victim) + (u64)b * ix->block_size,
+			  ca->batch, (size_t)n * ix->block_size))
+			goto out;
+		for (k = 0; k < n; k++) {
+			const u8 *blk = ca->batch + (size_t)k * ix->block_size;
+			bool torn = false;
+
+			if (!hc_bh_block_ok(ix, (const void *)blk, place, b + k, &gen) ||
+			    gen != victim)
+				continue;
+			off = HC_BH_HDR;
+			for (;;) {
+				loc = (b + k) * ix->block_size + off;
+				rec = hc_bh_next(ix, blk, &off, &torn);
+				if (!rec)
+					break;
+				if (!hc_ca_gc_rec(ix, victim, rec, loc, &copied))
+					goto out;
+			}
+		}
+	}
+out:
+	/* (hc_ca_slab_open counted every record of the place as evicted) */
+	ix->st.evictions -= copied;
+	ix->st.overwrites += copied;
 }
 
 /*
@@ -693,7 +784,7 @@ static int hc_ca_find_t2(struct hc_index *ix, u32 p, u64 h, const u8 *key, u32 k
 
 	while (i < ca->depth) {
 		for (n = 0; n < HC_CA_BATCH && i < ca->depth; i++) {
-			u32 place = (ca->t2_head[p] + ca->depth - 1 - i) % ca->depth;
+			u32 place = ((u32)ca->t2_head[p] + ca->depth - 1 - i) % ca->depth;
 			u64 sq = ca->t2_seq[(size_t)p * ca->depth + place];
 
 			if (!sq) {
@@ -1132,9 +1223,17 @@ static int hc_ca_ckpt_fill(struct hc_index *ix, void *dst, size_t bytes, bool pe
 static int hc_ca_ckpt_save(struct hc_index *ix, u64 *state)
 {
 	struct hc_ca *ca = hc_ca(ix);
+	u32 p;
 
 	if (ca->dirty)		/* (the flush before it failed) */
 		return -EAGAIN;
+	/*
+	 * CLOCK's hands too: an attach that started them over would sweep the
+	 * same first entries between detaches, never the rest (and GC would
+	 * take what stays there unswept for hot)
+	 */
+	for (p = 0; p < ca->parts; p++)
+		ca->t2_head[p] = (u32)ca->t2_head[p] | (u64)ca->t1_hand[p] << 32;
 	state[0] = ca->cur;
 	state[1] = ca->epoch;
 	state[2] = ca->iseq;
@@ -1206,7 +1305,9 @@ static int hc_ca_t1_load(struct hc_index *ix)
 	memset(ca->t1_head, 0, (size_t)ca->parts * ca->t1_per * sizeof(u32));
 	for (p = 0; p < ca->parts; p++) {
 		ca->t1_free[p] = 0;
-		ca->t1_hand[p] = 0;
+		/* (hc_ca_ckpt_load checked it) */
+		ca->t1_hand[p] = ca->t2_head[p] >> 32;
+		ca->t2_head[p] = (u32)ca->t2_head[p];
 		for (i = ca->t1_per; i--; ) {
 			struct hc_ca_t1 *t = &ca->t1[(size_t)p * ca->t1_per + i];
 			u32 me = p * ca->t1_per + i + 1;
@@ -1254,7 +1355,7 @@ static int hc_ca_ckpt_load(struct hc_index *ix, const u64 *state)
 		if (ca->t2_seq[i] > ca->iseq)
 			return -EINVAL;
 	for (i = 0; i < ca->parts; i++)
-		if (ca->t2_head[i] >= ca->depth ||
+		if ((u32)ca->t2_head[i] >= ca->depth || ca->t2_head[i] >> 32 >= ca->t1_per ||
 		    !hc_ca_pend_ok(ix, hc_ca_t2_buf(ix, i), i, false))
 			return -EINVAL;
 	for (i = 0; i < ca->buckets; i++)
@@ -1279,10 +1380,12 @@ static int hc_ca_ckpt_load(struct hc_index *ix, const u64 *state)
 		if (hc_bh_block_ok(ix, (void *)hc_ca_sblk(ix, i), place, i, &gen) &&
 		    gen == ca->cur)
 			last = i;
-	if (last + 1 >= ca->nblk)
+	if (last + 1 >= ca->nblk) {
 		hc_ca_slab_open(ix, ca->cur + 1);
-	else if (!hc_ca_resume(ix, ca->cur, last))
+		hc_ca_gc(ix);
+	} else if (!hc_ca_resume(ix, ca->cur, last)) {
 		hc_ca_slab_open(ix, ca->cur);
+	}
 	return 0;
 }
 
@@ -1343,13 +1446,17 @@ static int hc_ca_ckpt_tail(struct hc_index *ix)
 	}
 	if (r)
 		return r;
-	/* the newest slab goes on where it ended; full (or none since), a new one */
+	/*
+	 * the newest slab goes on where it ended; full (or none since), a new
+	 * one, whose GC finds T1 as the checkpoint and the replay left it
+	 */
 	if (!newest || !hc_ca_resume(ix, newest, last)) {
 		seq = newest ? newest + 1 : ca->cur;
 		r = hc_ca_fresh_seq(ix, &seq);
 		if (r)
 			return r;
 		hc_ca_slab_open(ix, seq);
+		hc_ca_gc(ix);
 	}
 	return 0;
 }
@@ -1435,7 +1542,7 @@ static bool hc_ca_geometry_ok(struct hc_index *ix)
 	       !((ix->log_off - t3s) % bs) && ix->sets <= (ix->log_off - t3s) / bs &&
 	       (ix->log_off - t3s) / bs <= U32_MAX && !(data % slab) && data >= 2 * slab &&
 	       div64_u64(data, slab) <= U32_MAX && ix->log_off <= ix->dev_bytes &&
-	       data <= ix->dev_bytes - ix->log_off && !ix->flags;
+	       data <= ix->dev_bytes - ix->log_off;
 }
 
 static void hc_ca_free(struct hc_index *ix)
@@ -1568,4 +1675,5 @@ const struct hc_policy_ops hc_ca_ops = {
 	.ckpt_fill	= hc_ca_ckpt_fill,
 	.ckpt_load	= hc_ca_ckpt_load,
 	.ckpt_tail	= hc_ca_ckpt_tail,
+	.format_flags	= HC_FORMAT_SPACE_GC,
 };

@@ -39,6 +39,7 @@ enum hc_policy {
 #define HC_FORMAT_PREFETCH	(1U << 0)	/* LOG*: read a group's records together */
 #define HC_FORMAT_LRU		(1U << 1)	/* BUFFERHASH: re-insert what a GET finds */
 #define HC_FORMAT_PARTIAL	(1U << 2)	/* BUFFERHASH: an eviction keeps what is live */
+#define HC_FORMAT_SPACE_GC	(1U << 3)	/* CASCADE: a reused slab's records all go */
 
 struct hc_hdr {
 	__u32 size;		/* sizeof the whole struct */
@@ -159,7 +160,8 @@ struct hc_stats {
 	__u64 misses_in_ram;	/* misses settled without device I/O */
 	__u64 false_positives;	/* tag matched, key did not */
 	__u64 inserts;		/* PUT of a new key */
-	__u64 overwrites;	/* PUT of a stored key; BUFFERHASH: a re-insert (LRU, partial) */
+	/* PUT of a stored key; BUFFERHASH: a re-insert (LRU, partial); CASCADE: a copy by GC */
+	__u64 overwrites;
 	__u64 deletes;
 	__u64 evictions;	/* objects replaced to make room */
 	__u64 read_ios;		/* device reads */
