@@ -173,7 +173,7 @@ dists = '${HB_DISTS:-hotspot,zipfian,normal}'.split(',')
 attach_pols = '${HB_ATTACH_POLICIES:-basic,set,setmem,setmemlru,log,loglru}'.split(',')
 attach_mb = '${HB_ATTACH_MB:-64,256}'.split(',')
 "'
-need(len(tables) == 4, "not four tables (fill, counted, cascade tiers, attach)")
+need(len(tables) == 5, "not five tables (fill, counted, cascade tiers, cascade gc, attach)")
 pols = ["basic", "set", "setmem", "setmemlru", "log", "loglru", "log+prefetch", "loglru+prefetch",
         "bufferhash", "bufferhash+lru", "bufferhash+partial", "cascade"]
 # the policies that buffer inserts (none of the I/Os a put is needed)
@@ -214,9 +214,18 @@ for d in dists:
     need(d in tier, "tiers: no row for " + d)
     sh = [num(x) for x in tier[d][1].split("/")]
     need(len(sh) == 3 and abs(sum(sh) - 100) < 0.5 and sh[0] > 0, "tiers %s: shares %s" % (d, sh))
+# Cascade GC: both modes a row; hit mode copied records forward (the SETs
+# go round the ring, and the GETs put hot keys in T1), space mode none
+gc = {r[0]: r for r in tables[3][1:]}
+for m in ("hit", "space"):
+    need(m in gc, "gc: no row for " + m)
+    need(num(gc[m][1].rstrip(" %")) > 0, "gc %s: no GET hits" % m)
+    need(num(gc[m][3]) > 0, "gc %s: nothing evicted (the ring never came round)" % m)
+need(num(gc["hit"][2]) > 0, "gc hit: nothing copied forward")
+need(num(gc["space"][2]) == 0, "gc space: records copied forward")
 # the attach table: every policy drawn at both sizes; the checkpoint read less
 # than the scan, and the scan more of the larger device
-att = {(r[0], r[1]): r for r in tables[3][1:]}
+att = {(r[0], r[1]): r for r in tables[4][1:]}
 for p in attach_pols:
     for mb in attach_mb:
         k = (p, mb + " MiB")

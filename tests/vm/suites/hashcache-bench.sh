@@ -65,6 +65,32 @@ for run in basic:--policy=basic: set:--policy=set: setmem:--policy=setmem: \
 	done
 done
 
+# GC: Cascade's hit mode against its space mode (--space-gc), in the paper's
+# write-heavy test (zipfian, a SET a GET: its Table 1 runs 1:1), on a ring of
+# 16 slabs that holds about half of HB_GC_OBJECTS (HB_OBJECTS; 0: none)
+# records of 30-byte keys and 270-byte values (328 bytes a record), T1 a
+# tenth of them, the other tiers as above. One line per mode:
+# "# HCGC MODE BENCH-JSON STATS-JSON".
+GC_N=${HB_GC_OBJECTS:-$HB_OBJECTS}
+if [ "$GC_N" != 0 ]; then
+	gslab=$(((GC_N * 328 / 32 + 8191) / 8192 * 8192))
+	[ $gslab -ge 16384 ] || gslab=16384
+	for mode in hit space; do
+		o=
+		[ $mode = space ] && o=--space-gc
+		# shellcheck disable=SC2086 # (an option or none)
+		check "gc $mode: format" hcctl index format --policy cascade $o --buffer-size $gslab \
+			--log-size $((gslab * 16)) --resident-sets $((GC_N / 10)) --ram-ways 4 --ways 2 \
+			--sets 8 --seed 1 $DEV
+		check "gc $mode: attach" hcctl index attach $DEV
+		b=$(hcctl --json index bench $DEV --objects "$GC_N" --lookups "$HB_LOOKUPS" \
+			--workload ycsb --dist zipfian --set-ratio 1 --key-size 30 --value-size 270)
+		check_eq "gc $mode: no wrong value" 0 "$(printf '%s' "$b" | jq -r .wrong)"
+		diag "HCGC $mode $(printf '%s' "$b" | jq -c .) $(hcctl --json index stats $DEV | jq -c .)"
+		check "gc $mode: detach" hcctl index detach $DEV
+	done
+fi
+
 # attach: a clean attach reads the checkpoint its detach wrote; the scan it
 # replaces (the checkpoint's CRC broken with hc-ckcraft) reads the table or
 # log. At each HB_ATTACH_MB size (64,256) a fresh null_blk, HB_ATTACH_OBJECTS
