@@ -161,11 +161,13 @@ if tiers:
 # ratios: 89.4 % at the 2-5 % watermarks it chose, 76.6 % at 10-15 %, the
 # latter the nearer to space mode)
 if gc:
-    b0 = next(iter(gc.values()))[0]
+    b0, s0 = next(iter(gc.values()))
+    # (slots: the ring's bytes / 512; a record is 328 bytes)
     print("\nCascade's GC: hit mode (copies forward what T1 maps) against space mode "
           "(--space-gc), YCSB zipfian with a SET a GET, %d objects on a ring of 16 slabs "
-          "that holds about half of them, T1 a tenth; the paper's hit ratio at its "
-          "watermarks of 2-5 %%: 89.4 %%, at 10-15 %%: 76.6 %%:\n" % b0["objects"])
+          "that holds %d %% of them, T1 a tenth; the paper's hit ratio at its "
+          "watermarks of 2-5 %%: 89.4 %%, at 10-15 %%: 76.6 %%:\n" % (
+              b0["objects"], 100 * s0["slots"] * 512 // (328 * b0["objects"])))
     print("| GC | GET hit ratio | records copied forward a record put | evicted a record put "
           "| I/Os per SET | bytes written per SET |")
     print("|---|---|---|---|---|---|")
