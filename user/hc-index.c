@@ -112,9 +112,10 @@ static int find_index(int ctl, const char *dev, uint32_t *id)
 static void say_cascade(const struct hc_info *in)
 {
 	printf("cascade: T1 of %u mappings in RAM (CLOCK) in %u partitions; T2 a FIFO of %u "
-	       "blocks a partition; T3 %" PRIu64 " buckets; %" PRIu64 " slabs of %" PRIu64 " KiB; "
-	       "GC %s\n",
-	       in->resident_sets, in->ram_ways, in->ways, (uint64_t)in->sets,
+	       "blocks a partition; T3 %" PRIu64 " buckets (lists of %u blocks), compacted into %"
+	       PRIu64 " wide ones; %" PRIu64 " slabs of %" PRIu64 " KiB; GC %s\n",
+	       in->resident_sets, in->ram_ways, in->ways, (uint64_t)in->sets, HC_CASCADE_LIST,
+	       (uint64_t)in->sets * HC_CASCADE_WIDE,
 	       (uint64_t)(in->buffer_bytes ? in->log_bytes / in->buffer_bytes : 0),
 	       (uint64_t)in->buffer_bytes >> 10,
 	       in->flags & HC_FORMAT_SPACE_GC ? "in space mode (whole slabs)" :
@@ -543,6 +544,8 @@ static int idx_stats(int ctl, const char *dev)
 	f[n].name = "t3_hits"; f[n++].v = s.tier_hits[2];
 	f[n].name = "t2_reads"; f[n++].v = s.tier_reads[1];
 	f[n].name = "t3_reads"; f[n++].v = s.tier_reads[2];
+	f[n].name = "compactions"; f[n++].v = s.compactions;
+	f[n].name = "t3_drops"; f[n++].v = s.t3_drops;
 	if (opt_json) {
 		struct json_object *j = json_object_new_object();
 
@@ -956,6 +959,7 @@ static int idx_bench(int ctl, int argc, char **argv)
 			jset(j, "t3_hits", s2.tier_hits[2] - s1.tier_hits[2]);
 			jset(j, "t2_reads", s2.tier_reads[1] - s1.tier_reads[1]);
 			jset(j, "t3_reads", s2.tier_reads[2] - s1.tier_reads[2]);
+			jset(j, "compactions", s2.compactions - s0.compactions);
 			json_object_object_add(j, "inserts_per_s", json_object_new_double(ins_s));
 			json_object_object_add(j, "lookups_per_s", json_object_new_double(look_s));
 			json_object_object_add(j, "ios_per_insert", json_object_new_double(io_ins));

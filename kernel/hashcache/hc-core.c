@@ -822,7 +822,7 @@ static bool hc_geometry_ok(struct hc_index *ix)
 	u64 set_bytes = (u64)ix->ways * ix->block_size;
 
 	ix->ops = hc_policy(ix->policy);
-	if (!ix->ops || (ix->flags & ~ix->ops->format_flags))
+	if (!ix->ops || (ix->flags & ~(ix->ops->format_flags | ix->ops->layout_flags)))
 		return false;
 	if (ix->block_size < 4096 || ix->block_size > 65536 ||
 	    !is_power_of_2(ix->block_size) || !ix->ways || ix->ways > HC_MAX_WAYS ||
@@ -1206,7 +1206,7 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		if (!ix)
 			return -ENOENT;
 		in.policy = ix->policy;
-		in.flags = ix->flags;
+		in.flags = ix->flags & ix->ops->format_flags;
 		in.block_size = ix->block_size;
 		in.ways = ix->ways;
 		in.resident_sets = ix->resident_sets;
@@ -1251,12 +1251,15 @@ static long hc_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		return r;
 	}
 	case HC_IOC_STATS_V0:
+	case HC_IOC_STATS_V1:
 	case HC_IOC_STATS: {
 		struct hc_stats s = {};
-		/* a caller built before tier_hits gets what it knows of */
-		u32 size = cmd == HC_IOC_STATS_V0 ? HC_STATS_SIZE_V0 : sizeof(s);
+		/* a caller built before tier_hits or compactions gets what it knows of */
+		u32 size = cmd == HC_IOC_STATS_V0 ? HC_STATS_SIZE_V0 :
+			   cmd == HC_IOC_STATS_V1 ? HC_STATS_SIZE_V1 : sizeof(s);
 
 		static_assert(offsetof(struct hc_stats, tier_hits) == HC_STATS_SIZE_V0);
+		static_assert(offsetof(struct hc_stats, compactions) == HC_STATS_SIZE_V1);
 		r = hc_copy_in(&s, arg, size);
 		if (r)
 			return r;

@@ -51,6 +51,7 @@ struct hc_ckpt_part;
 struct hc_policy_ops {
 	const char *name;
 	u32 format_flags;		/* the HC_FORMAT_* flags it takes */
+	u32 layout_flags;		/* flags its format sets in the superblock itself */
 	/*
 	 * FORMAT: check the policy's parameters in @f (-EINVAL for one it does
 	 * not take) and lay out its table or log on the device (-ENOSPC), from
@@ -418,6 +419,7 @@ bool hc_ca_live(u64 cur, u32 nslabs, u32 slab);
 bool hc_log_tail_rec(struct hc_index *ix, const struct hc_slot_disk *s, u64 e0, u64 g0,
 		     u64 c, u64 d);
 int hc_ca_iblk_check(struct hc_index *ix, const void *blk, u32 owner, u64 epoch, u64 seq);
+u32 hc_ca_wide(u32 bk, u64 h);
 #else
 #define HC_TESTABLE static
 #endif

@@ -129,6 +129,17 @@ int main(int argc, char **argv)
 		check(!bad, "STATS of the size before tier_hits: nothing written past it");
 		v0.s.hdr.size = sizeof(struct hc_stats);
 		check(io(ctl, HC_IOC_STATS_V0, &v0) == -EINVAL, "STATS_V0 with the new size: EINVAL");
+		/* ... and one built before compactions */
+		memset(&v0, 0xa5, sizeof(v0));
+		memset(&v0, 0, HC_STATS_SIZE_V1);
+		v0.s.hdr.size = HC_STATS_SIZE_V1;
+		v0.s.hdr.version = HC_ABI_VERSION;
+		v0.s.id = id;
+		check(!io(ctl, HC_IOC_STATS_V1, &v0) && v0.s.objects == s.objects &&
+		      v0.s.hdr.size == HC_STATS_SIZE_V1, "STATS of the size before compactions");
+		for (bad = 0, k = HC_STATS_SIZE_V1; k < sizeof(v0); k++)
+			bad |= (unsigned char)v0.b[k] != 0xa5;
+		check(!bad, "STATS of the size before compactions: nothing written past it");
 	}
 
 	/* hand-made bad structs: the errno each must get */

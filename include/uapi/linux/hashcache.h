@@ -40,6 +40,12 @@ enum hc_policy {
 #define HC_FORMAT_LRU		(1U << 1)	/* BUFFERHASH: re-insert what a GET finds */
 #define HC_FORMAT_PARTIAL	(1U << 2)	/* BUFFERHASH: an eviction keeps what is live */
 #define HC_FORMAT_SPACE_GC	(1U << 3)	/* CASCADE: a reused slab's records all go */
+/* (1U << 16) and up: the superblock's own (CASCADE's layout), never a FORMAT flag */
+
+/* CASCADE's T3: each of its sets (active buckets) has a list of this many blocks, */
+#define HC_CASCADE_LIST		8
+/* which a compaction moves into this many wide buckets */
+#define HC_CASCADE_WIDE		8
 
 struct hc_hdr {
 	__u32 size;		/* sizeof the whole struct */
@@ -187,9 +193,13 @@ struct hc_stats {
 	/* added later: a caller built before them uses HC_IOC_STATS_V0 (the same number) */
 	__u64 tier_hits[3];	/* CASCADE: lookups settled in T1, T2, T3 (a hit or a tombstone) */
 	__u64 tier_reads[3];	/* CASCADE: index blocks read in T2, T3 ([0]: none, T1 is RAM) */
+	/* added later: a caller built before it uses HC_IOC_STATS_V1 */
+	__u64 compactions;	/* CASCADE: T3 active lists moved into the wide table */
+	__u64 t3_drops;		/* CASCADE: T3 buckets dropped: a list written over (a crash) */
 };
 
 #define HC_STATS_SIZE_V0	256	/* bytes of the struct before tier_hits */
+#define HC_STATS_SIZE_V1	304	/* bytes of the struct before compactions */
 
 #define HC_IOC_MAGIC		0xC4
 #define HC_IOC_FORMAT		_IOW(HC_IOC_MAGIC, 1, struct hc_format)
@@ -205,5 +215,7 @@ struct hc_stats {
 #define HC_IOC_FIND		_IOWR(HC_IOC_MAGIC, 11, struct hc_find)
 /* HC_IOC_STATS of a caller built before tier_hits: hdr.size HC_STATS_SIZE_V0 */
 #define HC_IOC_STATS_V0		_IOC(_IOC_READ | _IOC_WRITE, HC_IOC_MAGIC, 10, HC_STATS_SIZE_V0)
+/* ... and of one built before compactions: hdr.size HC_STATS_SIZE_V1 */
+#define HC_IOC_STATS_V1		_IOC(_IOC_READ | _IOC_WRITE, HC_IOC_MAGIC, 10, HC_STATS_SIZE_V1)
 
 #endif /* _UAPI_LINUX_HASHCACHE_H */
