@@ -762,7 +762,8 @@ static void hc_test_bh_records(struct kunit *test)
 
 /*
  * An empty Cascade index with no device: 2 partitions of 8 T1 entries, T2
- * rings of 2 blocks, 2 T3 buckets over 4 blocks, 4 slabs of 4 blocks of 4 KiB
+ * rings of 2 blocks, 2 T3 buckets (their active lists) and a wide log of 16
+ * blocks, 4 slabs of 4 blocks of 4 KiB
  */
 static struct hc_index *hc_test_ca(struct kunit *test)
 {
@@ -773,12 +774,23 @@ static struct hc_index *hc_test_ca(struct kunit *test)
 	ix->ram_ways = 2;
 	ix->resident_sets = 16;
 	ix->buffer_bytes = 4 * 4096;
-	ix->log_off = HC_TABLE_OFFSET + (2 * 2 + 4) * 4096;
+	ix->log_off = HC_TABLE_OFFSET + (2 * 2 + 2 * HC_CA_LIST + 2 * HC_CA_WIDE) * 4096;
 	ix->log_blocks = 4 * 4;
 	ix->dev_bytes = ix->log_off + 4 * 4 * 4096;
 	ix->format_id = 0xca;
 	ix->sb_seq = 3;
 	ix->hkey.key[0] = 9;
+	/*
+	 * the layout before the wide table does not attach; nor does a wide
+	 * log of fewer blocks than wide buckets
+	 */
+	KUNIT_EXPECT_FALSE(test, hc_ca_ops.geometry_ok(ix));
+	ix->flags = HC_CA_SB_WIDE;
+	ix->log_off -= 4096;
+	ix->dev_bytes -= 4096;
+	KUNIT_EXPECT_FALSE(test, hc_ca_ops.geometry_ok(ix));
+	ix->log_off += 4096;
+	ix->dev_bytes += 4096;
 	KUNIT_ASSERT_TRUE(test, hc_ca_ops.geometry_ok(ix));
 	KUNIT_ASSERT_EQ(test, 0, ix->ops->alloc_ram(ix));
 	return ix;
@@ -832,6 +844,10 @@ static void hc_test_ca_live(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, hc_ca_live(BIT_ULL(32) + 1, 4, 0xffffffff));
 	KUNIT_EXPECT_FALSE(test, hc_ca_live(BIT_ULL(32) + 1, 4, 0xfffffffd));
 	KUNIT_EXPECT_TRUE(test, hc_ca_live(BIT_ULL(32) + 1, 4, 1));
+	/* a hash's wide bucket is in its active bucket's range */
+	KUNIT_EXPECT_EQ(test, 3U * HC_CA_WIDE, hc_ca_wide(3, 0));
+	KUNIT_EXPECT_EQ(test, 3U * HC_CA_WIDE + HC_CA_WIDE - 1, hc_ca_wide(3, ~0ULL));
+	KUNIT_EXPECT_EQ(test, 5U * HC_CA_WIDE + 1, hc_ca_wide(5, 1ULL << 48));
 }
 
 static void hc_test_ca_seal(struct hc_ca_iblk *b)
@@ -877,6 +893,19 @@ static void hc_test_ca_iblk(struct kunit *test)
 	b->format_id = cpu_to_le64(ix->format_id);
 	hc_test_ca_seal(b);
 	KUNIT_EXPECT_EQ(test, HC_CA_OK, hc_ca_iblk_check(ix, b, 1, 3, 7));
+	/* a compaction's flags are on wide blocks only, and no others */
+	b->flags = cpu_to_le32(HC_CA_END);
+	hc_test_ca_seal(b);
+	KUNIT_EXPECT_EQ(test, HC_CA_BAD, hc_ca_iblk_check(ix, b, 1, 3, 7));
+	b->owner = cpu_to_le32(HC_CA_T3_OWNER | HC_CA_WIDE_OWNER | 1);
+	hc_test_ca_seal(b);
+	KUNIT_EXPECT_EQ(test, HC_CA_OK, hc_ca_iblk_check(ix, b, le32_to_cpu(b->owner), 3, 7));
+	b->flags = cpu_to_le32(HC_CA_END | HC_CA_BEGIN | HC_CA_DROP);
+	hc_test_ca_seal(b);
+	KUNIT_EXPECT_EQ(test, HC_CA_OK, hc_ca_iblk_check(ix, b, le32_to_cpu(b->owner), 3, 7));
+	b->flags = cpu_to_le32(HC_CA_END | 8);
+	hc_test_ca_seal(b);
+	KUNIT_EXPECT_EQ(test, HC_CA_BAD, hc_ca_iblk_check(ix, b, le32_to_cpu(b->owner), 3, 7));
 }
 
 static struct kunit_case hc_test_cases[] = {

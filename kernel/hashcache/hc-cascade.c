@@ -18,15 +18,20 @@
  *       first, in batches of HC_CA_BATCH blocks issued under one plug, and
  *       scans them in RAM. When the ring is full, the oldest block is read
  *       and its entries that are not stale go down to T3.
- *   T3  flash: a hash of buckets. Each bucket fills a block in RAM, written
- *       as the newest of the bucket's chain (each block names the one
- *       before it) in one circular log. A lookup walks the chain newest
- *       first. When the log comes round, the oldest blocks go, and with
+ *   T3  flash: the paper's dual-mode hash. A narrow active table of
+ *       buckets: each fills a block in RAM, written as the newest of the
+ *       bucket's list of HC_CA_LIST blocks in place; a lookup walks the
+ *       list newest first. A full list is compacted (hc_ca_compact) into the wide
+ *       table, HC_CA_WIDE buckets for each active one, whose blocks are the
+ *       newest of their bucket's chain (each names the one before it) in one
+ *       circular log; a lookup walks the chain of its wide bucket newest
+ *       first. When that log comes round, the oldest blocks go, and with
  *       them what the slab ring has mostly made stale.
  *
  * A lookup asks T1, then T2 (RAM block, then ring), then T3 (RAM block,
- * then chain): a newer mapping of a key is always in a tier asked earlier
- * or earlier in its tier, so the first entry of the key's hash settles it.
+ * active list, wide chain): a newer mapping of a key is always in a tier
+ * asked earlier or earlier in its tier, so the first entry of the key's hash
+ * settles it.
  * A hit in T2 or T3 is promoted to T1, clean. The record is read and its
  * key compared in full before anything is returned; a hash that matches
  * another key's record is passed over.
@@ -48,8 +53,8 @@
  * (hc_ca_ckpt_tail). Without one, the attach replays every slab, oldest
  * first, into T1, in a new epoch: T2 and T3 are written afresh, and no
  * index block of an earlier epoch counts; that is O(device), as the other
- * policies' scans. T3's compaction into a wide inactive table with its
- * jump list of Bloom filters is not built.
+ * policies' scans. The paper's jump list of Bloom filters is not built: an
+ * active list is 8 blocks, and a wide chain some 2.
  *
  * GC: the slab that takes the oldest's place evicts its records, but first
  * copies forward those T1 maps (the paper's hit mode, hc_ca_gc), into at
@@ -73,7 +78,8 @@
 #define HC_CA_DEF_SLAB		SZ_1M		/* Fatcache's slab */
 #define HC_CA_MAX_SLAB		SZ_1M		/* one write, one buffer in RAM */
 #define HC_CA_MAX_PARTS		32		/* the paper's partitions */
-#define HC_CA_MAX_BUCKETS	1024		/* the paper's active table */
+#define HC_CA_MAX_BUCKETS	1024		/* the paper's active table, by default */
+#define HC_CA_MAX_SETS		BIT(20)		/* active buckets at most */
 #define HC_CA_BATCH		8		/* T2 blocks read at once */
 #define HC_CA_OBJ		512		/* bytes an object, for sizes */
 #define HC_CA_IHDR		sizeof(struct hc_ca_iblk)
@@ -95,8 +101,8 @@ struct hc_ca {
 	u32 parts, depth, epb;		/* partitions, T2 blocks each, entries a block */
 	u32 t1_per;			/* T1 entries (and hash chains) a partition */
 	u32 nslabs, slab_bytes, nblk;
-	u32 buckets, t3_blocks, t3_head;
-	u64 t3_off;			/* T2's rings are at HC_TABLE_OFFSET */
+	u32 buckets, w_blocks, w_head;	/* T3: active buckets; the wide log's blocks, head */
+	u64 t3_off, w_off;		/* the active table, the wide log (T2: HC_TABLE_OFFSET) */
 	u64 cur;			/* the open slab's sequence number */
 	u32 wblk, fblk;			/* open slab: first block not written whole; last */
 	bool dirty;			/* open slab: records not yet written */
@@ -113,16 +119,20 @@ struct hc_ca {
 	/* one array (the checkpoint's third part), in these pieces: */
 	u64 *meta;
 	u64 *t2_seq;			/* parts x depth: each place's block, 0: none */
-	u64 *t3_seq;			/* buckets: the newest block of the chain's seq, 0: none */
+	u64 *a_seq;			/* buckets x HC_CA_LIST: hc_ca_alist */
 	/*
 	 * parts: the place the next block goes to; a checkpoint's also has the
 	 * partition's CLOCK hand in the upper 32 bits (hc_ca_ckpt_save)
 	 */
 	u64 *t2_head;
-	u64 *t3_place;			/* buckets: the newest block's place */
+	u64 *w_place;			/* wide buckets: the newest block's place */
+	u64 *w_seq;			/* its seq, 0: none */
 	u64 *recs;			/* nslabs: records in each slab place */
 	size_t meta_len, pend_len, t1_len;	/* bytes */
 	u8 *batch;			/* HC_CA_BATCH blocks read */
+	u8 *cbuf;			/* compaction: an active list read whole, */
+	u8 *obuf;			/* and a wide block being filled */
+	unsigned long *dropped;		/* buckets: dropped since their last compaction */
 };
 
 /* what a lookup found: the tier (0: nothing), the record, its place */
@@ -213,9 +223,12 @@ HC_TESTABLE int hc_ca_iblk_check(struct hc_index *ix, const void *blk, u32 owner
 	const struct hc_ca_iblk *b = blk;
 	u32 epb = (ix->block_size - HC_CA_IHDR) / HC_CA_ENT;
 
+	/* (flags only on a wide block) */
 	if (le32_to_cpu(b->magic) != HC_CA_IBLK_MAGIC ||
 	    le64_to_cpu(b->format_id) != ix->format_id || le64_to_cpu(b->epoch) != epoch ||
-	    le32_to_cpu(b->count) > epb || b->pad ||
+	    le32_to_cpu(b->count) > epb ||
+	    (b->flags && ((le32_to_cpu(b->flags) & ~HC_CA_FLAGS) ||
+			  !(le32_to_cpu(b->owner) & HC_CA_WIDE_OWNER))) ||
 	    le32_to_cpu(b->crc) != hc_ca_iblk_crc(ix, blk))
 		return HC_CA_BAD;
 	return le64_to_cpu(b->seq) == seq && le32_to_cpu(b->owner) == owner ? HC_CA_OK :
@@ -261,8 +274,24 @@ static int hc_ca_iblk_write(struct hc_index *ix, void *blk, u64 off, u64 *seq)
 	return 0;
 }
 
+/*
+ * An attach's index blocks are numbered from its superblock's seq up (in the
+ * upper 32 bits): none has the seq of a block an earlier attach wrote and a
+ * crash lost, so that hc_ca_wide_forward never takes one of those for its own
+ * (a superblock seq past 2^29, which no index reaches, only keeps counting)
+ */
+static void hc_ca_session(struct hc_index *ix)
+{
+	struct hc_ca *ca = hc_ca(ix);
+
+	if (ix->sb_seq < BIT_ULL(29))
+		ca->iseq = max(ca->iseq, ix->sb_seq << 32);
+}
+
+static int hc_ca_slab_write(struct hc_index *ix);
+
 /* ---------------------------------------------------------------------
- * T3: buckets of chains in a circular log
+ * T3: an active table of short lists, compacted into a wide table of chains
  */
 
 static u8 *hc_ca_t3_buf(struct hc_index *ix, u32 b)
@@ -270,22 +299,196 @@ static u8 *hc_ca_t3_buf(struct hc_index *ix, u32 b)
 	return hc_ca(ix)->t3_pend + (size_t)b * ix->block_size;
 }
 
-/* write bucket @bk's RAM block as the newest of its chain, and start another */
+/* bucket @bk's active list: each block's seq, oldest first, 0 past the last */
+static u64 *hc_ca_alist(struct hc_ca *ca, u32 bk)
+{
+	return &ca->a_seq[(size_t)bk * HC_CA_LIST];
+}
+
+static u32 hc_ca_alist_len(struct hc_ca *ca, u32 bk)
+{
+	const u64 *as = hc_ca_alist(ca, bk);
+	u32 n = 0;
+
+	while (n < HC_CA_LIST && as[n])
+		n++;
+	return n;
+}
+
+static u64 hc_ca_alist_off(struct hc_index *ix, u32 bk, u32 i)
+{
+	return hc_ca(ix)->t3_off + ((u64)bk * HC_CA_LIST + i) * ix->block_size;
+}
+
+/* the wide bucket of hash @h (in its active bucket @bk's range) */
+HC_TESTABLE u32 hc_ca_wide(u32 bk, u64 h)
+{
+	return bk * HC_CA_WIDE + (u32)(h >> 48) % HC_CA_WIDE;
+}
+
+/*
+ * Bucket @bk's list names a block that is not there, though one the index
+ * wrote is (a crash rolled RAM back to a checkpoint, and the list has been
+ * compacted and written again since). Its mappings may be newer than what
+ * the wide buckets of its range hold: those go too, so that no lookup finds
+ * an older mapping below a lost one. Misses, never an older value.
+ */
+static void hc_ca_drop(struct hc_index *ix, u32 bk)
+{
+	struct hc_ca *ca = hc_ca(ix);
+
+	memset(hc_ca_alist(ca, bk), 0, HC_CA_LIST * sizeof(u64));
+	memset(&ca->w_seq[(size_t)bk * HC_CA_WIDE], 0, HC_CA_WIDE * sizeof(u64));
+	/* (the next compaction says so: hc_ca_wide_forward drops them too) */
+	__set_bit(bk, ca->dropped);
+	ix->st.t3_drops++;
+}
+
+/*
+ * write the wide block in ca->obuf as the newest of wide bucket @wb's chain
+ * (@flags: HC_CA_END on the compaction's last; *@flags is 0 after the first)
+ */
+static int hc_ca_wide_write(struct hc_index *ix, u32 wb, u32 *flags, bool end)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	struct hc_ca_iblk *b = (void *)ca->obuf;
+	u64 seq;
+	int r;
+
+	b->prev = cpu_to_le32(ca->w_place[wb]);
+	b->prev_seq = cpu_to_le64(ca->w_seq[wb]);
+	b->flags = cpu_to_le32(*flags | (end ? HC_CA_END : 0));
+	*flags = 0;
+	r = hc_ca_iblk_write(ix, b, ca->w_off + (u64)ca->w_head * ix->block_size, &seq);
+	if (r)
+		return r;
+	ca->w_place[wb] = ca->w_head;
+	ca->w_seq[wb] = seq;
+	ca->w_head = (ca->w_head + 1) % ca->w_blocks;
+	return 0;
+}
+
+/* the live entries of the list in ca->cbuf (@n blocks) of wide bucket @wb, into its chain */
+static int hc_ca_compact_one(struct hc_index *ix, u32 n, u32 wb, u32 *flags, bool end)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	struct hc_ca_iblk *ob = (void *)ca->obuf;
+	u32 owner = HC_CA_T3_OWNER | HC_CA_WIDE_OWNER | wb, i, k, c = 0;
+	int r;
+
+	hc_ca_iblk_init(ix, ob, owner);
+	for (i = 0; i < n; i++) {
+		const void *blk = ca->cbuf + (size_t)i * ix->block_size;
+		const struct hc_ca_ent *e = hc_ca_ents((void *)blk);
+		u32 cnt = le32_to_cpu(((const struct hc_ca_iblk *)blk)->count);
+
+		for (k = 0; k < cnt; k++) {
+			if (hc_ca_wide(wb / HC_CA_WIDE, le64_to_cpu(e[k].hash)) != wb ||
+			    !hc_ca_live(ca->cur, ca->nslabs, le32_to_cpu(e[k].slab)))
+				continue;
+			if (c == ca->epb) {
+				ob->count = cpu_to_le32(c);
+				r = hc_ca_wide_write(ix, wb, flags, false);
+				if (r)
+					return r;
+				hc_ca_iblk_init(ix, ob, owner);
+				c = 0;
+			}
+			hc_ca_ents(ob)[c++] = e[k];
+		}
+	}
+	ob->count = cpu_to_le32(c);
+	return hc_ca_wide_write(ix, wb, flags, end);
+}
+
+/*
+ * Compaction (the paper's dual-mode mapping): bucket @bk's active list, full,
+ * is read whole and its live entries go into the wide table, wide bucket by
+ * wide bucket, in the order they were made (a block's newest entry last),
+ * each run as the newest blocks of that bucket's chain: older than nothing
+ * left in the active table, newer than everything the chain had. Then the
+ * list is empty. Stale entries go (zero-I/O demapping does T3's GC here).
+ * The first block written is marked HC_CA_BEGIN (and HC_CA_DROP after a
+ * drop), the last HC_CA_END (one empty block if nothing was live), so that a
+ * recovery after a crash can tell a whole compaction (hc_ca_wide_forward);
+ * and the open slab is written first, so that every mapping the wide table
+ * takes names a record on the device. An error leaves the list as it was:
+ * what went into the wide table twice is the same mapping, and the list,
+ * asked first, still has it.
+ */
+static int hc_ca_compact(struct hc_index *ix, u32 bk)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	u64 *as = hc_ca_alist(ca, bk), offs[HC_CA_LIST];
+	u32 n = hc_ca_alist_len(ca, bk), i, k, w, last = 0, live[HC_CA_WIDE] = {}, flags;
+	int r;
+
+	r = hc_ca_slab_write(ix);
+	if (r)
+		return r;
+	for (i = 0; i < n; i++)
+		offs[i] = hc_ca_alist_off(ix, bk, i);
+	r = hc_io_batch(ix, offs, n, ca->cbuf, ix->block_size);
+	if (r)
+		return r;
+	for (i = 0; i < n; i++) {
+		const void *blk = ca->cbuf + (size_t)i * ix->block_size;
+		const struct hc_ca_ent *e = hc_ca_ents((void *)blk);
+		u32 cnt;
+
+		switch (hc_ca_iblk_check(ix, blk, HC_CA_T3_OWNER | bk, ca->epoch, as[i])) {
+		case HC_CA_OTHER:
+			hc_ca_drop(ix, bk);
+			return 0;
+		case HC_CA_BAD:
+			return hc_ca_broken(ix, "T3");
+		}
+		cnt = le32_to_cpu(((const struct hc_ca_iblk *)blk)->count);
+		for (k = 0; k < cnt; k++) {
+			u64 h = le64_to_cpu(e[k].hash);
+
+			if (hc_ca_bucket(ca, h) != bk)
+				return hc_ca_broken(ix, "T3");
+			if (hc_ca_live(ca->cur, ca->nslabs, le32_to_cpu(e[k].slab)))
+				live[hc_ca_wide(bk, h) % HC_CA_WIDE]++;
+		}
+	}
+	for (w = 0; w < HC_CA_WIDE; w++)
+		if (live[w])
+			last = w;
+	flags = HC_CA_BEGIN | (test_bit(bk, ca->dropped) ? HC_CA_DROP : 0);
+	for (w = 0; w <= last; w++) {
+		if (!live[w] && w != last)
+			continue;
+		r = hc_ca_compact_one(ix, n, bk * HC_CA_WIDE + w, &flags, w == last);
+		if (r)
+			return r;
+	}
+	memset(as, 0, HC_CA_LIST * sizeof(u64));
+	__clear_bit(bk, ca->dropped);
+	ix->st.compactions++;
+	return 0;
+}
+
+/* write bucket @bk's RAM block as the newest of its active list (full: compacted first) */
 static int hc_ca_t3_write(struct hc_index *ix, u32 bk)
 {
 	struct hc_ca *ca = hc_ca(ix);
 	struct hc_ca_iblk *b = (void *)hc_ca_t3_buf(ix, bk);
+	u32 n = hc_ca_alist_len(ca, bk);
 	u64 seq;
 	int r;
 
-	b->prev = cpu_to_le32(ca->t3_place[bk]);
-	b->prev_seq = cpu_to_le64(ca->t3_seq[bk]);
-	r = hc_ca_iblk_write(ix, b, ca->t3_off + (u64)ca->t3_head * ix->block_size, &seq);
+	if (n == HC_CA_LIST) {
+		r = hc_ca_compact(ix, bk);
+		if (r)
+			return r;
+		n = hc_ca_alist_len(ca, bk);
+	}
+	r = hc_ca_iblk_write(ix, b, hc_ca_alist_off(ix, bk, n), &seq);
 	if (r)
 		return r;
-	ca->t3_place[bk] = ca->t3_head;
-	ca->t3_seq[bk] = seq;
-	ca->t3_head = (ca->t3_head + 1) % ca->t3_blocks;
+	hc_ca_alist(ca, bk)[n] = seq;
 	hc_ca_iblk_init(ix, b, HC_CA_T3_OWNER | bk);
 	return 0;
 }
@@ -813,26 +1016,51 @@ static int hc_ca_find_t2(struct hc_index *ix, u32 p, u64 h, const u8 *key, u32 k
 	return 0;
 }
 
-/* bucket @bk's chain, newest first */
+/*
+ * Bucket @bk's active list, then the chain of the wide bucket of @h in its
+ * range, each newest first, a block at a time (a hit stops the walk: the
+ * paper's T3 walk, where T2 reads its batch)
+ */
 static int hc_ca_find_t3(struct hc_index *ix, u32 bk, u64 h, const u8 *key, u32 klen,
 			 struct hc_ca_res *res)
 {
 	struct hc_ca *ca = hc_ca(ix);
-	u32 place = ca->t3_place[bk], steps;
-	u64 sq = ca->t3_seq[bk];
+	u32 n = hc_ca_alist_len(ca, bk), wb = hc_ca_wide(bk, h), place, steps;
 	void *blk = ca->batch;
+	u64 sq;
 	int r;
 
-	for (steps = 0; sq && steps < ca->t3_blocks; steps++) {
+	while (n--) {
+		r = hc_io(ix, REQ_OP_READ, hc_ca_alist_off(ix, bk, n), blk, ix->block_size);
+		ix->st.tier_reads[2]++;
+		if (r)
+			return r;
+		switch (hc_ca_iblk_check(ix, blk, HC_CA_T3_OWNER | bk, ca->epoch,
+					 hc_ca_alist(ca, bk)[n])) {
+		case HC_CA_OTHER:
+			/* (what it held may be newer than the wide table's: a miss) */
+			hc_ca_drop(ix, bk);
+			return 0;
+		case HC_CA_BAD:
+			return hc_ca_broken(ix, "T3");
+		}
+		r = hc_ca_scan(ix, blk, h, key, klen, 3, res);
+		if (r)
+			return r;
+	}
+	place = ca->w_place[wb];
+	sq = ca->w_seq[wb];
+	for (steps = 0; sq && steps < ca->w_blocks; steps++) {
 		const struct hc_ca_iblk *b = blk;
 
-		r = hc_io(ix, REQ_OP_READ, ca->t3_off + (u64)place * ix->block_size, blk,
+		r = hc_io(ix, REQ_OP_READ, ca->w_off + (u64)place * ix->block_size, blk,
 			  ix->block_size);
 		ix->st.tier_reads[2]++;
 		if (r)
 			return r;
 		/* the log came round over it: the chain ends here */
-		switch (hc_ca_iblk_check(ix, blk, HC_CA_T3_OWNER | bk, ca->epoch, sq)) {
+		switch (hc_ca_iblk_check(ix, blk, HC_CA_T3_OWNER | HC_CA_WIDE_OWNER | wb, ca->epoch,
+					 sq)) {
 		case HC_CA_OTHER:
 			return 0;
 		case HC_CA_BAD:
@@ -843,7 +1071,7 @@ static int hc_ca_find_t3(struct hc_index *ix, u32 bk, u64 h, const u8 *key, u32 
 			return r;
 		place = le32_to_cpu(b->prev);
 		sq = le64_to_cpu(b->prev_seq);
-		if (place >= ca->t3_blocks || sq >= le64_to_cpu(b->seq))
+		if (place >= ca->w_blocks || sq >= le64_to_cpu(b->seq))
 			return 0;
 	}
 	return 0;
@@ -1116,6 +1344,7 @@ static int hc_ca_recover(struct hc_index *ix)
 	/* a new epoch (the RAM blocks' headers name it): no index block of before counts */
 	ca->epoch = ix->sb_seq;
 	hc_ca_reset(ix);
+	hc_ca_session(ix);
 	/* each place's slab: its first block's generation */
 	for (s = 0; s < ca->nslabs && !r; s++) {
 		r = hc_io(ix, REQ_OP_READ, ix->log_off + (u64)s * ca->slab_bytes, ix->buf,
@@ -1237,7 +1466,7 @@ static int hc_ca_ckpt_save(struct hc_index *ix, u64 *state)
 	state[0] = ca->cur;
 	state[1] = ca->epoch;
 	state[2] = ca->iseq;
-	state[3] = ca->t3_head;
+	state[3] = ca->w_head;
 	return 0;
 }
 
@@ -1252,7 +1481,7 @@ static bool hc_ca_pend_ok(struct hc_index *ix, const void *blk, u32 owner, bool 
 	if (le32_to_cpu(b->magic) != HC_CA_IBLK_MAGIC ||
 	    le64_to_cpu(b->format_id) != ix->format_id || le64_to_cpu(b->epoch) != ca->epoch ||
 	    b->crc || b->seq || le32_to_cpu(b->owner) != owner || n > ca->epb || b->prev ||
-	    b->pad || b->prev_seq ||
+	    b->flags || b->prev_seq ||
 	    memchr_inv(&e[n], 0, ix->block_size - HC_CA_IHDR - n * HC_CA_ENT))
 		return false;
 	for (i = 0; i < n; i++) {
@@ -1344,13 +1573,13 @@ static int hc_ca_ckpt_load(struct hc_index *ix, const u64 *state)
 
 	/* (records are ordered by their place: the write counter only must fit one) */
 	if (!state[0] || state[0] >= BIT_ULL(62) || state[1] > ix->sb_seq ||
-	    ix->wseq >= BIT_ULL(62) || state[2] >= BIT_ULL(62) || state[3] >= ca->t3_blocks ||
+	    ix->wseq >= BIT_ULL(62) || state[2] >= BIT_ULL(62) || state[3] >= ca->w_blocks ||
 	    memchr_inv(&state[4], 0, (HC_CKPT_STATE - 4) * sizeof(u64)))
 		return -EINVAL;
 	ca->cur = state[0];
 	ca->epoch = state[1];
 	ca->iseq = state[2];
-	ca->t3_head = state[3];
+	ca->w_head = state[3];
 	for (i = 0; i < ca->parts * ca->depth; i++)
 		if (ca->t2_seq[i] > ca->iseq)
 			return -EINVAL;
@@ -1358,9 +1587,20 @@ static int hc_ca_ckpt_load(struct hc_index *ix, const u64 *state)
 		if ((u32)ca->t2_head[i] >= ca->depth || ca->t2_head[i] >> 32 >= ca->t1_per ||
 		    !hc_ca_pend_ok(ix, hc_ca_t2_buf(ix, i), i, false))
 			return -EINVAL;
-	for (i = 0; i < ca->buckets; i++)
-		if (ca->t3_seq[i] > ca->iseq || ca->t3_place[i] >= ca->t3_blocks ||
-		    !hc_ca_pend_ok(ix, hc_ca_t3_buf(ix, i), HC_CA_T3_OWNER | i, true))
+	/* an active list: seqs rising, then none */
+	for (i = 0; i < ca->buckets; i++) {
+		const u64 *as = hc_ca_alist(ca, i);
+		u32 n = hc_ca_alist_len(ca, i), k;
+
+		if (!hc_ca_pend_ok(ix, hc_ca_t3_buf(ix, i), HC_CA_T3_OWNER | i, true) ||
+		    memchr_inv(&as[n], 0, (HC_CA_LIST - n) * sizeof(u64)))
+			return -EINVAL;
+		for (k = 0; k < n; k++)
+			if (as[k] > ca->iseq || (k && as[k] <= as[k - 1]))
+				return -EINVAL;
+	}
+	for (i = 0; i < ca->buckets * HC_CA_WIDE; i++)
+		if (ca->w_seq[i] > ca->iseq || ca->w_place[i] >= ca->w_blocks)
 			return -EINVAL;
 	for (i = 0; i < ca->nslabs; i++)
 		if (ca->recs[i] > ca->slab_bytes / HC_BH_REC)
@@ -1371,6 +1611,7 @@ static int hc_ca_ckpt_load(struct hc_index *ix, const u64 *state)
 	/* after a crash: T2's copy checked, the rest is hc_ca_ckpt_tail's */
 	if (ix->ckpt_replay)
 		return hc_ca_t2_img_ok(ix) ? 0 : -EINVAL;
+	hc_ca_session(ix);
 	/* the open slab, read back: records go on in a fresh block after the last */
 	r = hc_io(ix, REQ_OP_READ, hc_ca_slab_off(ix, ca->cur), ca->slab, ca->slab_bytes);
 	if (r)
@@ -1390,6 +1631,82 @@ static int hc_ca_ckpt_load(struct hc_index *ix, const u64 *state)
 }
 
 /*
+ * After a crash, the compactions made since the checkpoint: only they write
+ * the wide log, from the checkpoint's head on, each block of a higher seq
+ * than the one before. A compaction counts whole (from its HC_CA_BEGIN
+ * block to its HC_CA_END one) or not at all: its blocks join their chains,
+ * its list is empty (the checkpoint's list would name blocks written again
+ * since), and after a drop (HC_CA_DROP) the chains of its range are dropped
+ * first, as they were when it was made. Each block must name, as the one
+ * before it, what its chain is by then: the first that does not ends it. A
+ * compaction not found here is met as a list that is not there
+ * (hc_ca_drop). Reads the wide blocks written since the checkpoint.
+ */
+static int hc_ca_wide_forward(struct hc_index *ix)
+{
+	struct hc_ca *ca = hc_ca(ix);
+	const struct hc_ca_iblk *b = (void *)ca->obuf;
+	struct { u32 wb, place; u64 seq; } run[HC_CA_LIST + HC_CA_WIDE];
+	u32 place = ca->w_head, n = 0, steps, i, owner, wb, pp, fl, first = 0;
+	u64 last = ca->iseq, seq, ps;
+	bool drop = false;
+	int r;
+
+	for (steps = 0; steps < ca->w_blocks; steps++, place = (place + 1) % ca->w_blocks) {
+		r = hc_io(ix, REQ_OP_READ, ca->w_off + (u64)place * ix->block_size, ca->obuf,
+			  ix->block_size);
+		if (r)
+			return r;
+		owner = le32_to_cpu(b->owner);
+		wb = owner & ~(HC_CA_T3_OWNER | HC_CA_WIDE_OWNER);
+		seq = le64_to_cpu(b->seq);
+		fl = le32_to_cpu(b->flags);
+		if ((owner & (HC_CA_T3_OWNER | HC_CA_WIDE_OWNER)) !=
+		    (HC_CA_T3_OWNER | HC_CA_WIDE_OWNER) || wb >= ca->buckets * HC_CA_WIDE ||
+		    seq <= last || seq >= BIT_ULL(62) ||
+		    hc_ca_iblk_check(ix, b, owner, ca->epoch, seq) != HC_CA_OK ||
+		    /* (HC_CA_BEGIN, HC_CA_DROP on a compaction's first block only) */
+		    !(fl & HC_CA_BEGIN) != !!n || ((fl & HC_CA_DROP) && !(fl & HC_CA_BEGIN)) ||
+		    (n && wb / HC_CA_WIDE != first) || n == ARRAY_SIZE(run))
+			break;
+		if (!n) {
+			first = wb / HC_CA_WIDE;
+			drop = fl & HC_CA_DROP;
+		}
+		/* the chain as it is, this compaction's blocks before this one */
+		pp = ca->w_place[wb];
+		ps = drop ? 0 : ca->w_seq[wb];
+		for (i = 0; i < n; i++) {
+			if (run[i].wb == wb) {
+				pp = run[i].place;
+				ps = run[i].seq;
+			}
+		}
+		if (le64_to_cpu(b->prev_seq) != ps || (ps && le32_to_cpu(b->prev) != pp))
+			break;
+		run[n].wb = wb;
+		run[n].place = place;
+		run[n++].seq = seq;
+		last = seq;
+		if (!(fl & HC_CA_END))
+			continue;
+		if (drop)
+			memset(&ca->w_seq[(size_t)first * HC_CA_WIDE], 0,
+			       HC_CA_WIDE * sizeof(u64));
+		for (i = 0; i < n; i++) {
+			ca->w_place[run[i].wb] = run[i].place;
+			ca->w_seq[run[i].wb] = run[i].seq;
+		}
+		memset(hc_ca_alist(ca, first), 0, HC_CA_LIST * sizeof(u64));
+		ca->iseq = seq;
+		ca->w_head = (place + 1) % ca->w_blocks;
+		n = 0;
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
  * After a crash, from the last periodic checkpoint (one every ckpt_every
  * slabs, written when a slab is opened: nothing in it yet). The tiers go
  * back to what it holds, and the slabs written since are replayed into
@@ -1397,17 +1714,22 @@ static int hc_ca_ckpt_load(struct hc_index *ix, const u64 *state)
  *
  *  - T2's rings are written back from its copy: blocks written since went
  *    over the oldest, whose entries had gone down into T3's RAM blocks;
- *  - T3 keeps its chains as they were: the blocks written since went over
- *    the oldest of its log (the chains end where they did), which is what
- *    the log coming round does anyway; they are written again from here;
+ *  - T3 keeps its lists and chains as they were, and then takes the
+ *    compactions made since, read from the wide log past its head
+ *    (hc_ca_wide_forward): those lists are empty, their entries in the
+ *    chains. The wide blocks written since went over the oldest of the log
+ *    (the chains end where they did), which is what the log coming round
+ *    does anyway. A list that names blocks written again since all the same
+ *    is dropped with the wide buckets of its range when met (hc_ca_drop);
  *  - the index block counter goes back too: a chain or ring names a block
  *    by its place and seq, and no block written since is named by one;
  *  - the slabs from the checkpoint's open one on, while each place's first
  *    block is of that slab (never past half the ring), oldest first; the
  *    newest goes on where it ended, as after a scan.
  *
- * That reads the checkpoint, the slabs since and T2 (written once), not the
- * slab ring: O(RAM part + T2 + slabs since). -EINVAL: more slabs follow
+ * That reads the checkpoint, the slabs since, T2 (written once) and the
+ * wide blocks since, not the slab ring: O(RAM part + T2 + what was written
+ * since). -EINVAL: more slabs follow
  * than a checkpoint that counts lets be written (the attach scans).
  */
 static int hc_ca_ckpt_tail(struct hc_index *ix)
@@ -1418,7 +1740,8 @@ static int hc_ca_ckpt_tail(struct hc_index *ix)
 	int r, last = -1, l;
 	u32 place, n;
 
-	r = hc_ca_t2_copy(ix, REQ_OP_WRITE, (void *)ix->ckpt_img);
+	r = hc_ca_t2_copy(ix, REQ_OP_WRITE, (void *)ix->ckpt_img) ?: hc_ca_wide_forward(ix);
+	hc_ca_session(ix);
 	for (seq = ca->cur, n = 0; !r; seq++, n++) {
 		place = hc_ca_place(ca, seq);
 		r = hc_io(ix, REQ_OP_READ, hc_ca_slab_off(ix, seq), ix->buf, ix->block_size);
@@ -1479,7 +1802,7 @@ static u64 hc_ca_t3_start(struct hc_index *ix)
 static int hc_ca_format(struct hc_index *ix, const struct hc_format *f)
 {
 	u64 avail = ix->dev_bytes - HC_TABLE_OFFSET, bs = ix->block_size, slab, data, objs;
-	u64 t2, t3, parts, depth, buckets, t1;
+	u64 t2, t3, wide, parts, depth, buckets, t1;
 	u32 epb = hc_ca_epb(ix);
 
 	if (f->tag_bits)
@@ -1502,11 +1825,15 @@ static int hc_ca_format(struct hc_index *ix, const struct hc_format *f)
 	if (depth < 2 || depth > 64 || depth * bs > HC_MAX_SET_BYTES)
 		return -EINVAL;
 	t2 = parts * depth * bs;
-	/* room for every object's mapping twice over */
-	t3 = max_t(u64, 8, DIV_ROUND_UP(2 * objs, epb)) * bs;
-	buckets = f->sets ?: clamp_t(u64, t3 / bs / 8, 1, HC_CA_MAX_BUCKETS);
-	if (buckets > t3 / bs || f->sets > U32_MAX)
+	/* T3's wide log: room for every object's mapping twice over */
+	wide = max_t(u64, 2 * HC_CA_WIDE, DIV_ROUND_UP(2 * objs, epb));
+	/* active buckets: a wide bucket's chain some 2 blocks once the log is full */
+	buckets = f->sets ?: clamp_t(u64, wide / (2 * HC_CA_WIDE), 1, HC_CA_MAX_BUCKETS);
+	if (buckets > HC_CA_MAX_SETS)
 		return -ENOSPC;
+	/* (a block at least a wide bucket) */
+	wide = max(wide, buckets * HC_CA_WIDE);
+	t3 = (buckets * HC_CA_LIST + wide) * bs;
 	/* (at most what one allocation takes: kvmalloc's limit) */
 	t1 = f->resident_sets ?: clamp_t(u64, div_u64(objs, 10), 4 * parts,
 					 INT_MAX / sizeof(struct hc_ca_t1));
@@ -1520,6 +1847,7 @@ static int hc_ca_format(struct hc_index *ix, const struct hc_format *f)
 		return -EINVAL;
 	if (data < 2 * slab || t2 + t3 + data > avail || div64_u64(data, slab) > U32_MAX)
 		return -ENOSPC;
+	ix->flags |= HC_CA_SB_WIDE;
 	ix->ram_ways = parts;
 	ix->ways = depth;
 	ix->sets = buckets;
@@ -1533,14 +1861,19 @@ static int hc_ca_format(struct hc_index *ix, const struct hc_format *f)
 static bool hc_ca_geometry_ok(struct hc_index *ix)
 {
 	u64 bs = ix->block_size, slab = ix->buffer_bytes, t3s = hc_ca_t3_start(ix);
-	u64 data = ix->log_blocks * bs;
+	u64 data = ix->log_blocks * bs, t3;
 
+	if (!(ix->flags & HC_CA_SB_WIDE) || !ix->sets || ix->sets > HC_CA_MAX_SETS ||
+	    ix->log_off < t3s || (ix->log_off - t3s) % bs)
+		return false;
+	/* the active lists, then the wide log, a block at least a wide bucket */
+	t3 = (ix->log_off - t3s) / bs;
 	return ix->ram_ways >= 1 && ix->ram_ways <= HC_CA_MAX_PARTS && ix->ways >= 2 &&
 	       ix->ways <= 64 && slab && !(slab % bs) && slab >= 2 * bs &&
 	       slab <= HC_CA_MAX_SLAB && ix->resident_sets >= 2 * ix->ram_ways &&
-	       ix->sets >= 1 && ix->sets <= U32_MAX && ix->log_off >= t3s &&
-	       !((ix->log_off - t3s) % bs) && ix->sets <= (ix->log_off - t3s) / bs &&
-	       (ix->log_off - t3s) / bs <= U32_MAX && !(data % slab) && data >= 2 * slab &&
+	       t3 >= ix->sets * (HC_CA_LIST + HC_CA_WIDE) &&
+	       t3 - ix->sets * HC_CA_LIST <= U32_MAX &&
+	       !(data % slab) && data >= 2 * slab &&
 	       div64_u64(data, slab) <= U32_MAX && ix->log_off <= ix->dev_bytes &&
 	       data <= ix->dev_bytes - ix->log_off;
 }
@@ -1559,6 +1892,9 @@ static void hc_ca_free(struct hc_index *ix)
 	kvfree(ca->pend);
 	kvfree(ca->meta);
 	kvfree(ca->batch);
+	kvfree(ca->cbuf);
+	kvfree(ca->obuf);
+	kvfree(ca->dropped);
 	kfree(ca);
 	ix->priv = NULL;
 }
@@ -1583,13 +1919,14 @@ static void hc_ca_reset(struct hc_index *ix)
 	for (i = 0; i < ca->buckets; i++)
 		hc_ca_iblk_init(ix, hc_ca_t3_buf(ix, i), HC_CA_T3_OWNER | i);
 	ca->iseq = 0;
-	ca->t3_head = 0;
+	ca->w_head = 0;
+	bitmap_zero(ca->dropped, ca->buckets);
 }
 
 static int hc_ca_alloc_ram(struct hc_index *ix)
 {
 	struct hc_ca *ca = kzalloc(sizeof(*ca), GFP_KERNEL);
-	u64 bytes[8], bs = ix->block_size, n;
+	u64 bytes[11], bs = ix->block_size, n;
 	u32 i;
 
 	if (!ca)
@@ -1604,10 +1941,12 @@ static int hc_ca_alloc_ram(struct hc_index *ix)
 	ca->nslabs = div_u64(ix->log_blocks * bs, ca->slab_bytes);
 	ca->buckets = ix->sets;
 	ca->t3_off = hc_ca_t3_start(ix);
-	ca->t3_blocks = div_u64(ix->log_off - ca->t3_off, bs);
+	ca->w_off = ca->t3_off + (u64)ca->buckets * HC_CA_LIST * bs;
+	ca->w_blocks = div_u64(ix->log_off - ca->w_off, bs);
 	ix->max_value = bs - HC_BH_HDR - HC_BH_REC - HC_KEY_MAX;
 	ix->slots = div_u64((u64)ca->nslabs * ca->slab_bytes, HC_CA_OBJ);
-	n = (u64)ca->parts * ca->depth + 2 * (u64)ca->buckets + ca->parts + ca->nslabs;
+	n = (u64)ca->parts * ca->depth + (u64)ca->buckets * (HC_CA_LIST + 2 * HC_CA_WIDE) +
+	    ca->parts + ca->nslabs;
 	bytes[0] = (u64)ca->parts * ca->t1_per * sizeof(*ca->t1);
 	bytes[1] = (u64)ca->parts * ca->t1_per * sizeof(u32);
 	bytes[2] = ca->parts * sizeof(u32);
@@ -1616,6 +1955,9 @@ static int hc_ca_alloc_ram(struct hc_index *ix)
 	bytes[5] = ((u64)ca->parts + ca->buckets) * bs;
 	bytes[6] = n * sizeof(u64);
 	bytes[7] = HC_CA_BATCH * bs;
+	bytes[8] = HC_CA_LIST * bs;
+	bytes[9] = bs;
+	bytes[10] = BITS_TO_LONGS(ca->buckets) * sizeof(long);
 	ca->t1 = hc_ram_alloc(ix, bytes[0]);
 	ca->t1_head = hc_ram_alloc(ix, bytes[1]);
 	ca->t1_free = hc_ram_alloc(ix, bytes[2]);
@@ -1624,8 +1966,11 @@ static int hc_ca_alloc_ram(struct hc_index *ix)
 	ca->pend = hc_ram_alloc(ix, bytes[5]);
 	ca->meta = hc_ram_alloc(ix, bytes[6]);
 	ca->batch = hc_ram_alloc(ix, bytes[7]);
+	ca->cbuf = hc_ram_alloc(ix, bytes[8]);
+	ca->obuf = hc_ram_alloc(ix, bytes[9]);
+	ca->dropped = hc_ram_alloc(ix, bytes[10]);
 	if (!ca->t1 || !ca->t1_head || !ca->t1_free || !ca->t1_hand || !ca->slab || !ca->pend ||
-	    !ca->meta || !ca->batch)
+	    !ca->meta || !ca->batch || !ca->cbuf || !ca->obuf || !ca->dropped)
 		return -ENOMEM;
 	for (i = 0; i < ARRAY_SIZE(bytes); i++)
 		ix->bits_bytes += bytes[i];
@@ -1635,10 +1980,11 @@ static int hc_ca_alloc_ram(struct hc_index *ix)
 	ca->t2_pend = ca->pend;
 	ca->t3_pend = ca->pend + (size_t)ca->parts * bs;
 	ca->t2_seq = ca->meta;
-	ca->t3_seq = ca->t2_seq + (size_t)ca->parts * ca->depth;
-	ca->t2_head = ca->t3_seq + ca->buckets;
-	ca->t3_place = ca->t2_head + ca->parts;
-	ca->recs = ca->t3_place + ca->buckets;
+	ca->a_seq = ca->t2_seq + (size_t)ca->parts * ca->depth;
+	ca->t2_head = ca->a_seq + (size_t)ca->buckets * HC_CA_LIST;
+	ca->w_place = ca->t2_head + ca->parts;
+	ca->w_seq = ca->w_place + (size_t)ca->buckets * HC_CA_WIDE;
+	ca->recs = ca->w_seq + (size_t)ca->buckets * HC_CA_WIDE;
 	/*
 	 * A periodic checkpoint every sixteenth of the slab ring, every 4
 	 * slabs at least (the paper's every N slabs; its recovery reads at
@@ -1676,4 +2022,5 @@ const struct hc_policy_ops hc_ca_ops = {
 	.ckpt_load	= hc_ca_ckpt_load,
 	.ckpt_tail	= hc_ca_ckpt_tail,
 	.format_flags	= HC_FORMAT_SPACE_GC,
+	.layout_flags	= HC_CA_SB_WIDE,
 };

@@ -22,6 +22,7 @@
 
 #include <linux/bits.h>
 #include <linux/types.h>
+#include <linux/hashcache.h>
 
 #define HC_SB_MAGIC		0x48436163	/* "HCac" */
 #define HC_SLOT_MAGIC		0x48436f62	/* "HCob" */
@@ -154,12 +155,19 @@ struct hc_bh_rec {
  *
  *   table_offset  T2: for each of ram_ways partitions, a FIFO ring of ways
  *                 index blocks
- *   (after T2)    T3: a circular log of index blocks up to log_offset, each
- *                 the newest of one of sets buckets' chains
+ *   (after T2)    T3's active table: for each of sets buckets, a list of
+ *                 HC_CA_LIST index blocks, in place, the oldest first
+ *   (after it)    T3's wide table: a circular log of index blocks up to
+ *                 log_offset, each the newest of one of sets * HC_CA_WIDE
+ *                 wide buckets' chains (bucket b's range is wide buckets
+ *                 b * HC_CA_WIDE on); only a compaction writes there
  *   log_offset    the data: log_bytes / buffer_bytes slabs in a ring, each
  *                 blocks as BufferHash's (struct hc_bh_block: table = the
  *                 slab's place, slot = the block in it, gen = the slab's
  *                 sequence number), objects packed as its records
+ *
+ * The superblock's flags have HC_CA_SB_WIDE: a Cascade index formatted
+ * before the wide table (one log of chains) has not, and does not attach.
  *
  * An index block is a header and entries. It counts only if its CRC (the
  * whole block) checks, it names the format and the epoch (the superblock seq
@@ -169,9 +177,19 @@ struct hc_bh_rec {
  * where its newest record was when it was made; it is stale, and never
  * read, once its slab has been reused (zero-I/O demapping).
  */
+#define HC_CA_SB_WIDE		BIT(16)	/* superblock flags: the layout above */
+#define HC_CA_LIST		HC_CASCADE_LIST	/* blocks in an active list */
+#define HC_CA_WIDE		HC_CASCADE_WIDE	/* wide buckets an active one's range */
 #define HC_CA_IBLK_MAGIC	0x48436349	/* "HCcI" */
 #define HC_CA_T3_OWNER		BIT(31)	/* owner: a T3 bucket's block */
+#define HC_CA_WIDE_OWNER	BIT(30)	/* with it: a wide bucket's */
 #define HC_CA_TOMB		BIT(31)	/* loc: a delete */
+/* flags (wide blocks only): the last block a compaction wrote, its first, */
+#define HC_CA_END		1
+#define HC_CA_BEGIN		2
+/* and on the first, its bucket's chains were dropped before it (hc_ca_drop) */
+#define HC_CA_DROP		4
+#define HC_CA_FLAGS		(HC_CA_END | HC_CA_BEGIN | HC_CA_DROP)
 
 struct hc_ca_iblk {
 	__le32 magic;
@@ -179,10 +197,11 @@ struct hc_ca_iblk {
 	__le64 format_id;
 	__le64 epoch;		/* the index's epoch when it was written */
 	__le64 seq;		/* index blocks written in that epoch, this one too */
-	__le32 owner;		/* T2: the partition; T3: HC_CA_T3_OWNER | the bucket */
+	/* T2: the partition; T3: HC_CA_T3_OWNER | the bucket (| HC_CA_WIDE_OWNER) */
+	__le32 owner;
 	__le32 count;		/* entries */
-	__le32 prev;		/* T3: the place of the bucket's block before this one */
-	__le32 pad;
+	__le32 prev;		/* wide: the place of the bucket's block before this one */
+	__le32 flags;		/* wide: HC_CA_END, HC_CA_BEGIN, HC_CA_DROP; else 0 */
 	__le64 prev_seq;	/* its seq; 0: none */
 } __packed;
 
