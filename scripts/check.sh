@@ -30,9 +30,9 @@
 #             hcctl package: the boot unit, the udev rule on a hot-plugged disk, a
 #             kill mid-write and the recovery (scripts/boot-test.sh --systemd)
 # The host stages run first, one after the other; then the VM stages run in two lanes
-# side by side: deb (on the host) and vm-debug in one, vm-6.12, vm-6.1, bench,
-# boot and harness in the other (with --full, bench, boot-systemd and harness
-# go to the first);
+# side by side: deb (on the host), vm-debug, boot and harness in one, vm-6.12,
+# vm-6.1 and bench in the other (with --full, bench and boot-systemd go to
+# the first too);
 # CHECK_JOBS=1 runs them one after the other.
 # CHECK_STAGES="lint kunit" limits the run.
 #
@@ -196,10 +196,8 @@ for stage in $STAGES; do
 	deps|lint|kunit|user) one_stage "$stage" ;;
 	# balanced by the measured times (testing.rst): vm-debug is the longest stage.
 	# deb (a host stage) starts lane a, before vm-debug; boot, which loads the
-	# module deb's DKMS built, and harness (three short VMs) end lane b, long
-	# after deb is done (with --full, harness stays in lane a).
-	deb|vm-debug|boot-systemd) lane_a+=("$stage") ;;
-	harness) if [ "$full" = 1 ]; then lane_a+=("$stage"); else lane_b+=("$stage"); fi ;;
+	# module deb's DKMS built, and harness (three short VMs) end it.
+	deb|vm-debug|boot|boot-systemd|harness) lane_a+=("$stage") ;;
 	# at full depth 6.1 runs every suite and every crash point: bench changes lanes
 	bench) if [ "$full" = 1 ]; then lane_a+=("$stage"); else lane_b+=("$stage"); fi ;;
 	*) lane_b+=("$stage") ;;
