@@ -394,6 +394,75 @@ static void hc_test_spill_entry(struct kunit *test)
 }
 
 /*
+ * HC_LL_SB_CHECK: an entry sealed for its slot is taken there, and only
+ * there; one bit changed anywhere, or the check bits of an index without
+ * the flag, and it is refused
+ */
+static void hc_test_spill_check(struct kunit *test)
+{
+	struct hc_index *ix = hc_test_index(test, HC_POLICY_LOGLRU, 4, 8, 8);
+	u64 e = 999ULL << 4 | 15, v;
+	unsigned int b;
+
+	ix->log_blocks = 1000;
+	ix->format_id = 0x1234567;
+	/* without the flag: no check bits, read as before */
+	v = hc_spill_seal(ix, 5, e);
+	KUNIT_EXPECT_EQ(test, BIT_ULL(63) | e, v);
+	KUNIT_EXPECT_TRUE(test, hc_spill_entry_valid(ix, 5, v));
+	ix->flags = HC_LL_SB_CHECK;
+	v = hc_spill_seal(ix, 5, e);
+	KUNIT_EXPECT_TRUE(test, hc_spill_entry_valid(ix, 5, v));
+	/* in another slot, of another index */
+	KUNIT_EXPECT_FALSE(test, hc_spill_entry_valid(ix, 6, v));
+	KUNIT_EXPECT_FALSE(test, hc_spill_entry_valid(ix, 5 + BIT_ULL(32), v));
+	ix->format_id++;
+	KUNIT_EXPECT_FALSE(test, hc_spill_entry_valid(ix, 5, v));
+	ix->format_id--;
+	/* one bit flipped (bit 63 aside, which says "no entry") */
+	for (b = 0; b < 63; b++)
+		KUNIT_EXPECT_FALSE_MSG(test, hc_spill_entry_valid(ix, 5, v ^ BIT_ULL(b)), "bit %u", b);
+	/* an entry of before (no check bits) in an index that has them */
+	KUNIT_EXPECT_FALSE(test, hc_spill_entry_valid(ix, 5, BIT_ULL(63) | e));
+	/* a sealed entry past the log is still refused */
+	e = 1000ULL << 4;
+	KUNIT_EXPECT_FALSE(test, hc_spill_entry_valid(ix, 5, hc_spill_seal(ix, 5, e)));
+}
+
+/*
+ * HC_LL_SB_COPY (periodic checkpoints with a copy of LogLRU's spill
+ * region) is LogLRU's alone, and only with a copy of at most HC_LL_COPY_MAX
+ */
+static void hc_test_loglru_copy_flag(struct kunit *test)
+{
+	struct hc_index *ix = hc_test_index(test, HC_POLICY_LOGLRU, 4, 8, 8);
+
+	ix->block_size = 4096;
+	ix->log_off = HC_TABLE_OFFSET;
+	ix->log_blocks = 2 * HC_LOG_WBUF_BYTES / 4096;
+	ix->ram_ways = 4;
+	/* the log, its spill region (32 slots: one spill block) */
+	ix->dev_bytes = HC_TABLE_OFFSET + ix->log_blocks * 4096 + HC_SPILL_BLOCK;
+	KUNIT_EXPECT_TRUE(test, hc_log_ops.geometry_ok(ix));
+	ix->flags = HC_LL_SB_COPY;
+	KUNIT_EXPECT_TRUE(test, hc_log_ops.geometry_ok(ix));
+	/* a copy of over 128 MiB */
+	ix->sets = (HC_LL_COPY_MAX / sizeof(u64) / 8) + 1;
+	ix->dev_bytes = HC_TABLE_OFFSET + ix->log_blocks * 4096 + ix->sets * 8 * sizeof(u64) +
+			HC_SPILL_BLOCK;
+	KUNIT_EXPECT_FALSE(test, hc_log_ops.geometry_ok(ix));
+	ix->flags = 0;
+	KUNIT_EXPECT_TRUE(test, hc_log_ops.geometry_ok(ix));
+	/* Log has no spill region */
+	ix->policy = HC_POLICY_LOG;
+	ix->ram_ways = 0;
+	ix->sets = 4;
+	KUNIT_EXPECT_TRUE(test, hc_log_ops.geometry_ok(ix));
+	ix->flags = HC_LL_SB_COPY;
+	KUNIT_EXPECT_FALSE(test, hc_log_ops.geometry_ok(ix));
+}
+
+/*
  * What a checkpoint's fields must be (hc_ranks_ok): touches and clears keep a
  * set's ranks 0 .. n-1; a repeated rank, a gap or a rank past the ways is
  * refused, in any set, and one set's fields do not vouch for another's
@@ -918,6 +987,8 @@ static struct kunit_case hc_test_cases[] = {
 	KUNIT_CASE(hc_test_loglru),
 	KUNIT_CASE(hc_test_group_runs),
 	KUNIT_CASE(hc_test_spill_entry),
+	KUNIT_CASE(hc_test_loglru_copy_flag),
+	KUNIT_CASE(hc_test_spill_check),
 	KUNIT_CASE(hc_test_ranks),
 	KUNIT_CASE(hc_test_shadowed),
 	KUNIT_CASE(hc_test_policies),

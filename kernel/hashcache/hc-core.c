@@ -802,6 +802,9 @@ static int hc_do_format(struct hc_format *f)
 	r = hc_alloc_ram(ix);
 	if (!r)
 		r = hc_ckpt_place(ix, f);
+	/* (no region: no flag says the checkpoints have what they cannot) */
+	if (!r && !ix->ckpt_bytes)
+		ix->flags &= ~ix->ops->ckpt_flags;
 	if (!r && !hc_rebuild_fits(ix))
 		r = -ENOMEM;
 	r = hc_ram_verdict(ix, r);

@@ -52,7 +52,7 @@ static u64 hc_oent_loc(struct hc_index *ix, u64 e)
 /* queue @slot's pass and block (Log field bits @loc) for the spill region */
 static void hc_pend_add(struct hc_index *ix, u64 slot, u64 loc)
 {
-	u64 val = BIT_ULL(63) | loc >> hc_gen_shift(ix);
+	u64 val = hc_spill_seal(ix, slot, loc >> hc_gen_shift(ix));
 	u32 i;
 
 	for (i = 0; i < ix->npend; i++)

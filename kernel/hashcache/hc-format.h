@@ -93,8 +93,9 @@ struct hc_ckpt_disk {
  */
 #define HC_CKPT_LAYOUT	((u64)BITS_PER_LONG << 8 | IS_ENABLED(CONFIG_CPU_BIG_ENDIAN))
 /*
- * and, in the same word, which checkpoint it is: a periodic one (Log, while
- * attached, naming that attach's superblock) counts only after a crash, one
+ * and, in the same word, which checkpoint it is: a periodic one (a policy
+ * with ckpt_tail, while attached, naming that attach's superblock; LogLRU's
+ * with its copy of the spill region) counts only after a crash, one
  * a detach wrote only for a clean attach; a module before periodic
  * checkpoints takes none of them
  */
@@ -178,6 +179,25 @@ struct hc_bh_rec {
  * read, once its slab has been reused (zero-I/O demapping).
  */
 #define HC_CA_SB_WIDE		BIT(16)	/* superblock flags: the layout above */
+/*
+ * LogLRU's superblock flag: its periodic checkpoints carry a copy of the
+ * spill region as it was (after the RAM part), and a crash recovers from
+ * one. Set at format when the region is at most HC_LL_COPY_MAX; without it
+ * (or formatted before) a crash scans, as before.
+ */
+#define HC_LL_SB_COPY		BIT(17)
+#define HC_LL_COPY_MAX		(128ULL << 20)
+/*
+ * LogLRU's superblock flag: every spill entry carries 15 check bits
+ * (HC_SPILL_CHECK: bits 48-62), the low bits of a CRC32C seeded with the
+ * format id over the slot and the entry's pass, block and group run (two
+ * little-endian u64s), so that an entry changed, or written to another
+ * slot, is refused. Set by every format since; an index without it has
+ * none and is read as before.
+ */
+#define HC_LL_SB_CHECK		BIT(18)
+#define HC_SPILL_CHECK_SHIFT	48
+#define HC_SPILL_CHECK_BITS	15
 #define HC_CA_LIST		HC_CASCADE_LIST	/* blocks in an active list */
 #define HC_CA_WIDE		HC_CASCADE_WIDE	/* wide buckets an active one's range */
 #define HC_CA_IBLK_MAGIC	0x48436349	/* "HCcI" */

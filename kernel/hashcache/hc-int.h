@@ -52,6 +52,7 @@ struct hc_policy_ops {
 	const char *name;
 	u32 format_flags;		/* the HC_FORMAT_* flags it takes */
 	u32 layout_flags;		/* flags its format sets in the superblock itself */
+	u32 ckpt_flags;			/* of those, what a checkpoint region is needed for */
 	/*
 	 * FORMAT: check the policy's parameters in @f (-EINVAL for one it does
 	 * not take) and lay out its table or log on the device (-ENOSPC), from
@@ -395,6 +396,7 @@ const struct hc_bh_rec *hc_bh_next(struct hc_index *ix, const u8 *blk, u32 *off,
 bool hc_log_live(struct hc_index *ix, u64 f);
 int hc_log_read(struct hc_index *ix, u64 off, u64 glen, void *dst);
 int hc_fetch(struct hc_index *ix, u64 slot, u64 *loc, bool *ok);
+u64 hc_spill_seal(struct hc_index *ix, u64 slot, u64 e);
 
 /*
  * What the KUnit tests (hashcache-test.c) call that is otherwise static to
@@ -410,6 +412,7 @@ void hc_unhash(struct hc_index *ix, u64 set);
 u32 hc_frame_victim(struct hc_index *ix);
 u64 hc_glen_max(struct hc_index *ix);
 bool hc_spill_entry_ok(struct hc_index *ix, u64 v);
+bool hc_spill_entry_valid(struct hc_index *ix, u64 slot, u64 v);
 void hc_group_runs(struct hc_index *ix);
 void hc_bh_locate(struct hc_index *ix, const u8 *key, u32 klen, struct hc_bh_key *l);
 u64 hc_bh_candidates(struct hc_index *ix, const struct hc_bh_key *l);

@@ -242,6 +242,41 @@ HC_TESTABLE bool hc_spill_entry_ok(struct hc_index *ix, u64 v)
 	       off + glen < ix->log_blocks;
 }
 
+/* the check bits of @slot's spill entry @e (pass, block, group run) */
+static u64 hc_spill_check(struct hc_index *ix, u64 slot, u64 e)
+{
+	__le64 w[2] = { cpu_to_le64(slot), cpu_to_le64(e) };
+
+	return crc32c((u32)ix->format_id, w, sizeof(w)) & (BIT(HC_SPILL_CHECK_BITS) - 1);
+}
+
+/* @slot's spill entry for @e (pass, block, group run): valid, and checked */
+u64 hc_spill_seal(struct hc_index *ix, u64 slot, u64 e)
+{
+	u64 v = BIT_ULL(63) | e;
+
+	if (ix->flags & HC_LL_SB_CHECK)
+		v |= hc_spill_check(ix, slot, e) << HC_SPILL_CHECK_SHIFT;
+	return v;
+}
+
+/*
+ * Is @v, read as @slot's entry, one this index wrote there? Its check bits
+ * (HC_LL_SB_CHECK), then hc_spill_entry_ok()
+ */
+HC_TESTABLE bool hc_spill_entry_valid(struct hc_index *ix, u64 slot, u64 v)
+{
+	u64 mask = (BIT_ULL(HC_SPILL_CHECK_BITS) - 1) << HC_SPILL_CHECK_SHIFT;
+
+	if (ix->flags & HC_LL_SB_CHECK) {
+		if ((v & mask) >> HC_SPILL_CHECK_SHIFT !=
+		    hc_spill_check(ix, slot, v & (BIT_ULL(ix->lbits) - 1)))
+			return false;
+		v &= ~mask;
+	}
+	return hc_spill_entry_ok(ix, v);
+}
+
 /*
  * Read back @slot's pass and block (as Log field bits) from the queue or
  * the spill region; *@ok is false if the region does not have them, or has
@@ -264,9 +299,9 @@ int hc_fetch(struct hc_index *ix, u64 slot, u64 *loc, bool *ok)
 			return r;
 		ix->st.offset_fetches++;
 		v = le64_to_cpu(((__le64 *)ix->sbuf)[slot % (HC_SPILL_BLOCK / sizeof(u64))]);
-		if ((v & BIT_ULL(63)) && !hc_spill_entry_ok(ix, v)) {
+		if ((v & BIT_ULL(63)) && !hc_spill_entry_valid(ix, slot, v)) {
 			ix->st.bad_entries++;
-			pr_warn_ratelimited("hashcache: %pg: spill entry of slot %llu is out of range (%#llx): ignored\n",
+			pr_warn_ratelimited("hashcache: %pg: spill entry of slot %llu fails its checks (%#llx): ignored\n",
 					    ix->bdev, slot, v);
 			v = 0;
 		}
@@ -565,55 +600,83 @@ static void hc_loglru_keep(struct hc_index *ix, const unsigned long *full, u64 s
 			hc_bf_set(ix->obits, set * ix->ram_ways + k++, ix->owidth,
 				  (w + 1) | loc << ix->way_bits);
 		else
-			spill[w] = cpu_to_le64(BIT_ULL(63) | loc);
+			spill[w] = cpu_to_le64(hc_spill_seal(ix, slot, loc));
 	}
 }
 
 /*
- * LogLRU attach: rebuild full Log fields in a scratch array (Log's RAM, for
- * the length of the attach), then keep the short part of every field, the
- * pass and block of each set's ram_ways most recently used ways, and write
- * the others' to the spill region, which is rewritten whole.
+ * Keep the short part of every full Log field in @full, the pass and block
+ * of each set's ram_ways most recently used ways, and write the others' to
+ * the spill region, which is rewritten whole.
  */
-static int hc_loglru_rebuild(struct hc_index *ix)
+static int hc_loglru_split(struct hc_index *ix, const unsigned long *full)
 {
-	unsigned int sw = ix->width, lw = sw + ix->lbits;
 	/* a chunk of the spill region: whole sets, whole spill blocks */
 	u64 per = rounddown(HC_SCAN_BYTES / sizeof(u64),
 			    lcm(HC_SPILL_BLOCK / sizeof(u64), ix->ways));
 	u64 slots = ix->sets * ix->ways, i, n, set;
-	unsigned long *keep = ix->bits, *tmp;
-	__le64 *chunk;
-	int r;
+	__le64 *chunk = kvmalloc(HC_SCAN_BYTES, GFP_KERNEL);
+	int r = chunk ? 0 : -ENOMEM;
 
-	tmp = hc_ram_alloc(ix, BITS_TO_LONGS(slots * lw) * sizeof(long));
-	chunk = kvmalloc(HC_SCAN_BYTES, GFP_KERNEL);
-	if (!tmp || !chunk) {
-		r = -ENOMEM;
-		goto out;
-	}
-	ix->bits = tmp;
-	ix->width = lw;
-	ix->policy = HC_POLICY_LOG;
-	r = hc_log_rebuild(ix);
-	ix->policy = HC_POLICY_LOGLRU;
-	ix->bits = keep;
-	ix->width = sw;
-	if (r)
-		goto out;
+	memset(ix->obits, 0, BITS_TO_LONGS((u64)ix->sets * ix->ram_ways * ix->owidth) *
+	       sizeof(long));
 	for (i = 0; i < slots && !r; i += n) {
 		n = min(per, slots - i);
 		memset(chunk, 0, HC_SCAN_BYTES);
 		for (set = div_u64(i, ix->ways); set * ix->ways < i + n; set++)
-			hc_loglru_keep(ix, tmp, set, chunk + (set * ix->ways - i));
+			hc_loglru_keep(ix, full, set, chunk + (set * ix->ways - i));
 		r = hc_io(ix, REQ_OP_WRITE, ix->spill_off + i * sizeof(u64), chunk,
 			  round_up(n * sizeof(u64), HC_SPILL_BLOCK));
 		cond_resched();
 	}
-	memset(&ix->st, 0, sizeof(ix->st));
-out:
 	kvfree(chunk);
-	kvfree(tmp);
+	return r;
+}
+
+/*
+ * Run Log's @fn (a rebuild, a replay) on LogLRU's full fields in @full:
+ * Log's RAM, for the length of the attach
+ */
+static int hc_loglru_as_log(struct hc_index *ix, unsigned long *full,
+			    int (*fn)(struct hc_index *ix))
+{
+	unsigned long *keep = ix->bits;
+	unsigned int sw = ix->width;
+	int r;
+
+	ix->bits = full;
+	ix->width = sw + ix->lbits;
+	ix->policy = HC_POLICY_LOG;
+	r = fn(ix);
+	ix->policy = HC_POLICY_LOGLRU;
+	ix->bits = keep;
+	ix->width = sw;
+	return r;
+}
+
+/* LogLRU's full fields: as many bits a slot as Log's */
+static unsigned long *hc_loglru_full(struct hc_index *ix)
+{
+	return hc_ram_alloc(ix, BITS_TO_LONGS(ix->sets * ix->ways * (ix->width + ix->lbits)) *
+			    sizeof(long));
+}
+
+/*
+ * LogLRU attach: rebuild full Log fields in a scratch array, then keep
+ * part and spill the rest (hc_loglru_split)
+ */
+static int hc_loglru_rebuild(struct hc_index *ix)
+{
+	unsigned long *full = hc_loglru_full(ix);
+	int r;
+
+	if (!full)
+		return -ENOMEM;
+	r = hc_loglru_as_log(ix, full, hc_log_rebuild);
+	if (!r)
+		r = hc_loglru_split(ix, full);
+	memset(&ix->st, 0, sizeof(ix->st));
+	kvfree(full);
 	return r;
 }
 
@@ -650,11 +713,11 @@ static int hc_log_alloc_ram(struct hc_index *ix)
 		ix->bits_bytes = ob;
 	}
 	/*
-	 * Log: a checkpoint every sixteenth of the log, so that a crash
-	 * replays at most that and a buffer (hc_log_ckpt_tail); a log of
-	 * fewer than 4 buffers is scanned
+	 * Log, LogLRU with HC_LL_SB_COPY: a checkpoint every sixteenth of the
+	 * log, so that a crash replays at most that and a buffer
+	 * (hc_log_ckpt_tail); a log of fewer than 4 buffers is scanned
 	 */
-	if (ix->policy == HC_POLICY_LOG && ix->ckpt_bytes &&
+	if ((ix->policy == HC_POLICY_LOG || (ix->flags & HC_LL_SB_COPY)) && ix->ckpt_bytes &&
 	    ix->log_blocks >= 4 * ix->wbuf_blocks)
 		ix->ckpt_every = div_u64(ix->log_blocks, 16);
 	ob = BITS_TO_LONGS(ix->sets * ix->ways * ix->width) * sizeof(long);
@@ -668,6 +731,23 @@ static bool hc_log_fields_fit(struct hc_index *ix)
 {
 	return 1 + order_base_2(ix->ways) + ix->tag_bits + HC_LOG_FIELD_BITS +
 	       (ix->flags & HC_FORMAT_PREFETCH ? HC_GLEN_BITS : 0) <= 63;
+}
+
+/*
+ * LogLRU: room for periodic checkpoints with a copy of the spill region
+ * (HC_LL_SB_COPY)? Sizes format chooses shrink until the checkpoint fits
+ * (hc_ckpt_place); sizes given by hand must leave room for it after the
+ * spill region: at most 4 bytes a short field (1 + 6 + 16 bits), 8 a RAM
+ * way's entry (7 + 44 bits), the copy, and a header rounded up
+ */
+static bool hc_loglru_copy_fits(struct hc_index *ix, const struct hc_format *f)
+{
+	u64 copy = hc_spill_bytes(ix), end = ix->spill_off + copy;
+	u64 need = 3 * HC_SB_BYTES + ix->sets * ix->ways * 4 + ix->sets * ix->ram_ways * 8 + copy;
+
+	if (copy > HC_LL_COPY_MAX)
+		return false;
+	return (!f->log_bytes && !f->sets) || (end <= ix->dev_bytes && need <= ix->dev_bytes - end);
 }
 
 static int hc_log_format(struct hc_index *ix, const struct hc_format *f)
@@ -704,6 +784,11 @@ static int hc_log_format(struct hc_index *ix, const struct hc_format *f)
 	if (ix->ways < 2 || f->ram_ways >= ix->ways)
 		return -EINVAL;
 	ix->ram_ways = f->ram_ways ?: ix->ways / 2;
+	/* checked spill entries; checkpoints with a copy of the region if there is room */
+	ix->flags |= HC_LL_SB_CHECK;
+	ix->flags &= ~HC_LL_SB_COPY;
+	if (hc_loglru_copy_fits(ix, f))
+		ix->flags |= HC_LL_SB_COPY;
 	return 0;
 }
 
@@ -714,6 +799,10 @@ static bool hc_log_geometry_ok(struct hc_index *ix)
 	if (ix->resident_sets || ix->buffer_bytes ||
 	    lru_log != (ix->ram_ways && ix->ram_ways < ix->ways) ||
 	    !hc_log_fields_fit(ix))
+		return false;
+	if ((ix->flags & HC_LL_SB_COPY) && (!lru_log || hc_spill_bytes(ix) > HC_LL_COPY_MAX))
+		return false;
+	if ((ix->flags & HC_LL_SB_CHECK) && !lru_log)
 		return false;
 	ix->spill_off = ix->log_off + ix->log_blocks * ix->block_size;
 	return ix->log_off == HC_TABLE_OFFSET && ix->log_blocks <= U32_MAX &&
@@ -742,7 +831,10 @@ static int hc_log_recover(struct hc_index *ix)
 /* ---------------------------------------------------------------------
  * The checkpoint: the fields (LogLRU: and its RAM ways' entries), where the
  * log ends and its pass; LogLRU's spill region is on the device already,
- * once the queue is written
+ * once the queue is written, and a periodic checkpoint of an index with
+ * HC_LL_SB_COPY has a copy of it: the region is written in place after
+ * the checkpoint (ways move in and out of RAM), so after a crash it is no
+ * longer the one the checkpoint's fields go with
  */
 
 static unsigned int hc_log_ckpt_parts(struct hc_index *ix, struct hc_ckpt_part *p)
@@ -753,7 +845,38 @@ static unsigned int hc_log_ckpt_parts(struct hc_index *ix, struct hc_ckpt_part *
 		return 1;
 	p[1].p = ix->obits;
 	p[1].bytes = BITS_TO_LONGS((u64)ix->sets * ix->ram_ways * ix->owidth) * sizeof(long);
-	return 2;
+	if (!(ix->flags & HC_LL_SB_COPY))
+		return 2;
+	p[2].p = NULL;
+	p[2].bytes = hc_spill_bytes(ix);
+	return 3;
+}
+
+/*
+ * LogLRU: the spill region as ckpt_save left it (the queue written), into a
+ * periodic checkpoint; a detach's leaves it zero (a clean attach reads the
+ * region itself)
+ */
+static int hc_log_ckpt_fill(struct hc_index *ix, void *dst, size_t bytes, bool periodic)
+{
+	size_t at, n;
+	void *chunk;
+	int r = 0;
+
+	if (!periodic)
+		return 0;
+	chunk = kvmalloc(HC_SCAN_BYTES, GFP_KERNEL);
+	if (!chunk)
+		return -ENOMEM;
+	for (at = 0; at < bytes && !r; at += n) {
+		n = min_t(size_t, HC_SCAN_BYTES, bytes - at);
+		r = hc_io(ix, REQ_OP_READ, ix->spill_off + at, chunk, n);
+		if (!r)
+			memcpy(dst + at, chunk, n);
+		cond_resched();
+	}
+	kvfree(chunk);
+	return r;
 }
 
 /*
@@ -799,33 +922,69 @@ static bool hc_oents_ok(struct hc_index *ix, u64 set)
 }
 
 /*
- * LogLRU: has every way in use whose pass and block are not in RAM a spill
- * entry that hc_spill_entry_ok() takes? The region is read once, as the
- * checkpoint was (8 bytes a slot); one that fails and the attach scans,
- * which takes that way's record back from the log.
+ * An entry of the spill region as read, or of a checkpoint's copy of it
+ * (a 32-bit host's parts are whole longs: it may be only 4-byte aligned)
+ */
+static u64 hc_le64_at(const __le64 *p)
+{
+	__le64 v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64_to_cpu(v);
+}
+
+/*
+ * LogLRU: has every way in use of slots @i .. @i + @n - 1 whose pass and
+ * block are not in RAM a spill entry (in @e) that hc_spill_entry_ok() takes?
+ */
+static bool hc_spill_entries_ok(struct hc_index *ix, u64 i, u64 n, const __le64 *e)
+{
+	u64 j, set, v;
+	u32 way;
+
+	for (j = 0; j < n; j++) {
+		set = div_u64_rem(i + j, ix->ways, &way);
+		if (!hc_valid(ix, hc_bf_get(ix->bits, i + j, ix->width)) ||
+		    hc_oent_find(ix, set, way) >= 0)
+			continue;
+		v = hc_le64_at(&e[j]);
+		if (!(v & BIT_ULL(63)) || !hc_spill_entry_valid(ix, i + j, v))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * LogLRU: the spill entries the checkpoint's fields go with, checked: the
+ * region, read once as the checkpoint was (8 bytes a slot), or after a crash
+ * the checkpoint's copy of it. One that fails and the attach scans, which
+ * takes that way's record back from the log.
  */
 static int hc_spill_region_check(struct hc_index *ix)
 {
-	u64 slots = ix->sets * ix->ways, per = HC_SCAN_BYTES / sizeof(u64), i, n, v;
-	__le64 *chunk = kvmalloc(HC_SCAN_BYTES, GFP_KERNEL);
-	int r = chunk ? 0 : -ENOMEM;
+	u64 slots = ix->sets * ix->ways, per = HC_SCAN_BYTES / sizeof(u64), i, n;
+	__le64 *chunk;
+	int r = 0;
 
+	if (ix->ckpt_replay) {
+		for (i = 0; i < slots && !r; i += n) {
+			n = min(per, slots - i);
+			if (!ix->ckpt_img ||
+			    !hc_spill_entries_ok(ix, i, n, (const __le64 *)ix->ckpt_img + i))
+				r = -EINVAL;
+			cond_resched();
+		}
+		return r;
+	}
+	chunk = kvmalloc(HC_SCAN_BYTES, GFP_KERNEL);
+	if (!chunk)
+		return -ENOMEM;
 	for (i = 0; i < slots && !r; i += n) {
-		u64 j, set;
-		u32 way;
-
 		n = min(per, slots - i);
 		r = hc_io(ix, REQ_OP_READ, ix->spill_off + i * sizeof(u64), chunk,
 			  round_up(n * sizeof(u64), HC_SPILL_BLOCK));
-		for (j = 0; j < n && !r; j++) {
-			set = div_u64_rem(i + j, ix->ways, &way);
-			if (!hc_valid(ix, hc_bf_get(ix->bits, i + j, ix->width)) ||
-			    hc_oent_find(ix, set, way) >= 0)
-				continue;
-			v = le64_to_cpu(chunk[j]);
-			if (!(v & BIT_ULL(63)) || !hc_spill_entry_ok(ix, v))
-				r = -EINVAL;
-		}
+		if (!r && !hc_spill_entries_ok(ix, i, n, chunk))
+			r = -EINVAL;
 		cond_resched();
 	}
 	kvfree(chunk);
@@ -900,6 +1059,8 @@ static int hc_log_ckpt_load(struct hc_index *ix, const u64 *state)
 	return 0;
 }
 
+static int hc_loglru_ckpt_tail(struct hc_index *ix);
+
 /*
  * Log, after a crash, from the last periodic checkpoint: the fields, the
  * log's end @e0, its pass @g0 and the write counter @c as they were then.
@@ -955,8 +1116,8 @@ static int hc_log_ckpt_tail(struct hc_index *ix)
 	void *buf;
 	int r = 0;
 
-	if (ix->policy != HC_POLICY_LOG)
-		return -EINVAL;
+	if (ix->policy == HC_POLICY_LOGLRU)
+		return hc_loglru_ckpt_tail(ix);
 	buf = kvmalloc(per_read * ix->block_size, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
@@ -1028,6 +1189,44 @@ out:
 	return r;
 }
 
+/*
+ * LogLRU, after a crash, from the last periodic checkpoint: its fields with
+ * the pass and block of each way from RAM or from the checkpoint's copy of
+ * the spill region (checked at ckpt_load) make Log's full fields as they
+ * were then; Log's replay takes what was written after, and the result is
+ * split again (the spill region written whole). The region as the crash
+ * left it is not read: ways written out after the checkpoint name records
+ * its fields do not know, and may name records the crash lost.
+ */
+static int hc_loglru_ckpt_tail(struct hc_index *ix)
+{
+	u64 slots = ix->sets * ix->ways, i, f, v;
+	const __le64 *img = ix->ckpt_img;
+	unsigned long *full;
+	int r;
+
+	if (!img)
+		return -EINVAL;
+	full = hc_loglru_full(ix);
+	if (!full)
+		return -ENOMEM;
+	for (i = 0; i < slots; i++) {
+		f = hc_field(ix, i);
+		if (f & HC_F_SPILLED) {
+			v = hc_le64_at(&img[i]) & (BIT_ULL(ix->lbits) - 1);
+			f = (f & hc_short_mask(ix)) | v << hc_gen_shift(ix);
+		}
+		hc_bf_set(full, i, ix->width + ix->lbits, f);
+		if (!(i & 0xffff))
+			cond_resched();
+	}
+	r = hc_loglru_as_log(ix, full, hc_log_ckpt_tail);
+	if (!r)
+		r = hc_loglru_split(ix, full);
+	kvfree(full);
+	return r;
+}
+
 const struct hc_policy_ops hc_log_ops = {
 	.name		= "log",
 	.format_flags	= HC_FORMAT_PREFETCH,
@@ -1043,6 +1242,9 @@ const struct hc_policy_ops hc_log_ops = {
 	.objects	= hc_log_objects,
 	.ckpt_parts	= hc_log_ckpt_parts,
 	.ckpt_save	= hc_log_ckpt_save,
+	.ckpt_fill	= hc_log_ckpt_fill,
 	.ckpt_load	= hc_log_ckpt_load,
 	.ckpt_tail	= hc_log_ckpt_tail,
+	.layout_flags	= HC_LL_SB_COPY | HC_LL_SB_CHECK,
+	.ckpt_flags	= HC_LL_SB_COPY,
 };

@@ -40,7 +40,7 @@ enum hc_policy {
 #define HC_FORMAT_LRU		(1U << 1)	/* BUFFERHASH: re-insert what a GET finds */
 #define HC_FORMAT_PARTIAL	(1U << 2)	/* BUFFERHASH: an eviction keeps what is live */
 #define HC_FORMAT_SPACE_GC	(1U << 3)	/* CASCADE: a reused slab's records all go */
-/* (1U << 16) and up: the superblock's own (CASCADE's layout), never a FORMAT flag */
+/* (1U << 16) and up: the superblock's own (CASCADE's, LOGLRU's layout), never a FORMAT flag */
 
 /* CASCADE's T3: each of its sets (active buckets) has a list of this many blocks, */
 #define HC_CASCADE_LIST		8

@@ -807,10 +807,10 @@ for pol in $POLS; do
 	esac
 	check "$pol: detach" hcctl index detach $F
 done
-# Crash recovery from periodic checkpoints: Log's, Log's void, BufferHash's,
-# Cascade's; all four on 6.12, one drawn by the seed on the debug kernel and
-# 6.1 (SSC_FULL=1: all)
-if sampled; then CREC=$(pick 1 log log-void bufferhash cascade); else CREC="log log-void bufferhash cascade"; fi
+# Crash recovery from periodic checkpoints: Log's, Log's void, LogLRU's,
+# BufferHash's, Cascade's; all five on 6.12, one drawn by the seed on the
+# debug kernel and 6.1 (SSC_FULL=1: all)
+if sampled; then CREC=$(pick 1 log log-void loglru bufferhash cascade); else CREC="log log-void loglru bufferhash cascade"; fi
 diag "crash recovery sections: $CREC (seed ${SSC_SEED:-1})"
 crec() { case " $CREC " in *" $1 "*) return 0 ;; esac; return 1; }
 # crtally OW DEL ALL B: after a crash section's cut, of keys a0.. (the first
@@ -923,6 +923,37 @@ check_eq "log: attach after the cut: recovered, a scan" "true false" \
 	"$(hcctl --json index attach $F | jq -r '"\(.recovered) \(.checkpoint)"')"
 check_eq "log: every key at its last round's value" "300 0 0" "$(keys b 300 | hcctl index mget $F | tally b r7-)"
 check "log: detach" sh -c "hcctl index detach $F && hc-ckcraft $F show | grep -q 'kind detach\$'"
+fi
+if crec loglru; then
+# LogLRU: a crash recovers from the last periodic checkpoint, which carries
+# a copy of the spill region as it was, and replays the records written
+# after it, as Log's. After the checkpoint the ways move in and out of RAM
+# (100 overwrites, 5 deletes, then every key read three times; sets of 16
+# ways, 1 in RAM) and the spill region is written in place: the recovery
+# goes by the copy, not by it. Before the copy, LogLRU scanned after every
+# crash.
+check "loglru: format, 4 KiB records, 16 ways of which 1 in RAM, on dm-flakey" \
+	hcctl index format --policy loglru --block-size 4K --ways 16 --ram-ways 1 $F
+check "loglru: attach" hcctl index attach $F
+check "loglru: 600 puts" mput_keys $F a 600 av-
+check "loglru: flush" hcctl index flush $F
+ck=$(st $F checkpoints) sw=$(st $F spill_writes)
+check "loglru: periodic checkpoints written (2 or more: $ck)" test "$ck" -ge 2
+check "loglru: 100 overwritten" mput_keys $F a 100 aw-
+check "loglru: 5 deleted" sh -c "for k in a100 a101 a102 a103 a104; do hcctl index del $F \$k || exit; done"
+# every key read three times (mget fails on the 5 deleted: its answers are not asked)
+lk=$(st $F lookups)
+for n in 1 2 3; do keys a 600 | hcctl index mget $F > /dev/null; done
+check_eq "loglru: every key read three times" $((lk + 1800)) "$(st $F lookups)"
+check "loglru: flush" hcctl index flush $F
+check_eq "loglru: no checkpoint since" "$ck" "$(st $F checkpoints)"
+check "loglru: the spill region written since ($sw blocks before, $(st $F spill_writes) now)" \
+	test "$(st $F spill_writes)" -gt "$sw"
+crcut loglru
+i=0
+w="100 0 0|0 0 5|495 0 0|0 0 0|0 0 30"
+crattach loglru "$w" 100 5 600 0
+crscan loglru "$w" 100 5 600 0
 fi
 if crec bufferhash; then
 # BufferHash: a crash recovers from the last periodic checkpoint (one every
@@ -1069,7 +1100,7 @@ fi
 # 300 keys of 200-byte values; each round's values are flushed before the
 # next round, so after the cuts every key holds the last round's value or
 # the one of the round cut short, never an older one, and none is missing.
-# One policy drawn of the three with periodic checkpoints (SSC_FULL=1: all),
+# One policy drawn of the four with periodic checkpoints (SSC_FULL=1: all),
 # 3 rounds (2 where sampled), sized so that a round writes about one
 # checkpoint's worth
 RV=$(printf '%0190d' 0)
@@ -1085,9 +1116,9 @@ RC_N=3
 sampled && RC_N=2
 dmdelay() { dmsetup suspend --nolockfs hf && dmsetup load hf --table "0 $L delay $DEV 0 $1" && dmsetup resume hf; }
 modprobe dm-delay 2> /dev/null && RC_DLY=1 || RC_DLY=0
-for RP in $(pick 1 log bufferhash cascade); do
+for RP in $(pick 1 log loglru bufferhash cascade); do
 	case $RP in
-	log) fmt="--policy log --block-size 4K" ;;
+	log | loglru) fmt="--policy $RP --block-size 4K" ;;
 	bufferhash) fmt="--policy bufferhash --sets 1 --ways 32 --buffer-size 16K --block-size 4K" ;;
 	cascade) fmt="--policy cascade --log-size 1M --buffer-size 8K --resident-sets 64 --ram-ways 2 --ways 2 --sets 1 --block-size 4K" ;;
 	esac

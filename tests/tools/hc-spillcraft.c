@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hc-spillcraft DEVICE FIRST COUNT VALUE: write LogLRU spill entries on
+ * DEVICE (kernel/hashcache/hc-format.h) as someone who can write the device
+ * would: slots FIRST .. FIRST + COUNT - 1 each get bit 63 and VALUE (the
+ * pass, log block and group run bits), with the check bits of that slot
+ * (HC_LL_SB_CHECK: bits 48-62, CRC32C seeded with the format id over the
+ * slot and VALUE) when the superblock has the flag. The spill region and the
+ * format id come from the newest superblock whose CRC checks. O_DIRECT, one
+ * read and one write of each 4 KiB block touched.
+ * Exit 0 done, 1 an error, 2 usage, 3 no LogLRU index there.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hc-disk.h"
+
+#define SB_MAGIC	0x48436163u
+#define SB_BYTES	4096
+#define POLICY_LOGLRU	6
+#define SB_CHECK	(1u << 18)
+#define CHECK_SHIFT	48
+#define CHECK_BITS	15
+#define BLOCK		4096
+#define PER_BLOCK	(BLOCK / 8)
+
+static uint64_t check_bits(uint64_t format_id, uint64_t slot, uint64_t value)
+{
+	uint8_t w[16];
+
+	put(w, 8, slot);
+	put(w + 8, 8, value);
+	return crc32c((uint32_t)format_id, w, sizeof(w)) & ((1u << CHECK_BITS) - 1);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t best = 0, format_id = 0, spill = 0, first, count, value, s;
+	uint32_t flags = 0;
+	uint8_t *sb, *blk;
+	int fd, have = 0;
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: hc-spillcraft DEVICE FIRST COUNT VALUE\n");
+		return 2;
+	}
+	first = strtoull(argv[2], NULL, 0);
+	count = strtoull(argv[3], NULL, 0);
+	value = strtoull(argv[4], NULL, 0);
+	if (value >> CHECK_SHIFT) {
+		fprintf(stderr, "hc-spillcraft: VALUE above bit 47\n");
+		return 2;
+	}
+	fd = open(argv[1], O_RDWR | O_DIRECT);
+	if (fd < 0 || posix_memalign((void **)&sb, 4096, SB_BYTES) ||
+	    posix_memalign((void **)&blk, 4096, BLOCK)) {
+		perror(argv[1]);
+		return 1;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (pread(fd, sb, SB_BYTES, (off_t)i * SB_BYTES) != SB_BYTES) {
+			perror("read superblock");
+			return 1;
+		}
+		if (get(sb, 4) != SB_MAGIC || get(sb + 4, 4) != seal(~0U, sb, SB_BYTES, 4))
+			continue;
+		if (!have || get(sb + 80, 8) > best) {
+			best = get(sb + 80, 8);
+			have = get(sb + 12, 4) == POLICY_LOGLRU;
+			flags = (uint32_t)get(sb + 16, 4);
+			format_id = get(sb + 72, 8);
+			/* the log from byte 8192, the spill region after it */
+			spill = 8192 + get(sb + 56, 8);
+		}
+	}
+	if (!have) {
+		fprintf(stderr, "hc-spillcraft: no LogLRU index on %s\n", argv[1]);
+		return 3;
+	}
+	for (s = first; s < first + count; ) {
+		off_t at = (off_t)(spill + s / PER_BLOCK * BLOCK);
+
+		if (pread(fd, blk, BLOCK, at) != BLOCK) {
+			perror("read spill block");
+			return 1;
+		}
+		do {
+			uint64_t v = 1ULL << 63 | value;
+
+			if (flags & SB_CHECK)
+				v |= check_bits(format_id, s, value) << CHECK_SHIFT;
+			put(blk + s % PER_BLOCK * 8, 8, v);
+			s++;
+		} while (s < first + count && s % PER_BLOCK);
+		if (pwrite(fd, blk, BLOCK, at) != BLOCK) {
+			perror("write spill block");
+			return 1;
+		}
+	}
+	if (fsync(fd)) {
+		perror("fsync");
+		return 1;
+	}
+	return 0;
+}
