@@ -433,13 +433,21 @@ static int hc_log_delete(struct hc_index *ix, const u8 *key, u32 klen, struct hc
 	hc_hash(ix, key, klen, &set, &tag);
 	r = hc_find(ix, key, klen, set, tag, &way, &found, &ios);
 	o->found = found;
-	if (r || !found)
+	if (r)
 		return r;
+	/*
+	 * A tombstone even for a key not found: its set may have evicted it
+	 * (its way given to another key by LRU ranks that GETs moved) while
+	 * its record is still in the log, and a scan or a replay, which ranks
+	 * by write order, could keep that record and bring the key back
+	 */
 	r = hc_log_append(ix, key, klen, NULL, 0, 0, true, &off);
 	if (r)
 		return r;
-	hc_clear(ix, set * ix->ways, way);
-	ix->st.deletes++;
+	if (found) {
+		hc_clear(ix, set * ix->ways, way);
+		ix->st.deletes++;
+	}
 	return hc_log_maybe_flush(ix);
 }
 
