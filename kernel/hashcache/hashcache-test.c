@@ -421,7 +421,8 @@ static void hc_test_spill_check(struct kunit *test)
 	ix->format_id--;
 	/* one bit flipped (bit 63 aside, which says "no entry") */
 	for (b = 0; b < 63; b++)
-		KUNIT_EXPECT_FALSE_MSG(test, hc_spill_entry_valid(ix, 5, v ^ BIT_ULL(b)), "bit %u", b);
+		KUNIT_EXPECT_FALSE_MSG(test, hc_spill_entry_valid(ix, 5, v ^ BIT_ULL(b)),
+				       "bit %u", b);
 	/* an entry of before (no check bits) in an index that has them */
 	KUNIT_EXPECT_FALSE(test, hc_spill_entry_valid(ix, 5, BIT_ULL(63) | e));
 	/* a sealed entry past the log is still refused */

@@ -188,8 +188,8 @@ struct hc_stats {
 	__u64 prefetch_reads;	/* PREFETCH: reads of a record and the rest of its group */
 	__u64 prefetch_hits;	/* PREFETCH: records served from the last group read */
 	__u64 torn_records;	/* slots or records a crash left torn, found at attach */
-	__u64 bad_entries;	/* LOGLRU: spill entries out of range, ignored */
-	__u64 checkpoints;	/* LOG, BUFFERHASH: periodic checkpoints written (0 before them) */
+	__u64 bad_entries;	/* LOGLRU: spill entries failing their checks, ignored */
+	__u64 checkpoints;	/* LOG*, BUFFERHASH, CASCADE: periodic checkpoints written */
 	/* added later: a caller built before them uses HC_IOC_STATS_V0 (the same number) */
 	__u64 tier_hits[3];	/* CASCADE: lookups settled in T1, T2, T3 (a hit or a tombstone) */
 	__u64 tier_reads[3];	/* CASCADE: index blocks read in T2, T3 ([0]: none, T1 is RAM) */
