@@ -708,6 +708,7 @@ struct bench {
 	char key[HC_KEY_MAX + 1];
 	char *val, *got;
 	uint64_t puts, hits, misses, wrong;
+	uint64_t one_io;	/* lookups that made at most one device I/O */
 };
 
 /*
@@ -763,6 +764,8 @@ static int bench_get(struct bench *b, const char *prefix, uint64_t i, int64_t wa
 		err("index bench: get: %s", strerror(errno));
 		return -1;
 	}
+	if (o.ios <= 1)
+		b->one_io++;
 	if (!o.found) {
 		b->misses++;
 		return 0;
@@ -945,6 +948,7 @@ static int idx_bench(int ctl, int argc, char **argv)
 			jset(j, "hits", b.hits);
 			jset(j, "misses", b.misses);
 			jset(j, "wrong", b.wrong);
+			jset(j, "lookups_one_io", b.one_io);
 			jset(j, "stored", s2.objects);
 			jset(j, "evictions", s2.evictions - s0.evictions);
 			jset(j, "false_positives", s2.false_positives - s1.false_positives);

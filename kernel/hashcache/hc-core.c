@@ -1066,7 +1066,7 @@ static long hc_object_ioctl(unsigned int cmd, void __user *arg)
 	r = hc_copy_in(&o, arg, sizeof(o));
 	if (r)
 		return r;
-	if (!hc_zero(o.reserved, sizeof(o.reserved)) || !o.key_len || o.key_len > HC_KEY_MAX ||
+	if (o.reserved || !o.key_len || o.key_len > HC_KEY_MAX ||
 	    (cmd != HC_IOC_PUT && o.group))
 		return -EINVAL;
 	if (copy_from_user(key, u64_to_user_ptr(o.key), o.key_len))
@@ -1098,6 +1098,7 @@ static long hc_object_ioctl(unsigned int cmd, void __user *arg)
 		goto out;
 	o.found = 0;
 	o.dev_offset = 0;
+	o.ios = ix->st.read_ios + ix->st.write_ios;
 	switch (cmd) {
 	case HC_IOC_PUT:
 		r = ix->ops->insert(ix, key, o.key_len, val, o.value_len, o.group);
@@ -1114,6 +1115,7 @@ static long hc_object_ioctl(unsigned int cmd, void __user *arg)
 		r = ix->ops->remove(ix, key, o.key_len, &o);
 		break;
 	}
+	o.ios = ix->st.read_ios + ix->st.write_ios - o.ios;
 	hc_put_index(ix);
 	if (!r && cmd == HC_IOC_GET && o.found &&
 	    copy_to_user(u64_to_user_ptr(o.value), val, min(o.value_len, cap)))

@@ -107,6 +107,12 @@ int main(int argc, char **argv)
 	o.value_len = sizeof(out);
 	check(!io(ctl, HC_IOC_GET, &o) && o.found && o.value_len == sizeof(val) - 1 &&
 	      !memcmp(out, val, o.value_len), "GET returns it");
+	/* ios is the operation's own count, whatever the caller left there */
+	o = good;
+	o.value = (uintptr_t)out;
+	o.value_len = sizeof(out);
+	o.ios = ~0ULL;
+	check(!io(ctl, HC_IOC_GET, &o) && o.found && o.ios < 64, "GET with ios set: taken, its own I/Os");
 	memset(&s, 0, sizeof(s));
 	s.hdr = (struct hc_hdr)HDR(s);
 	s.id = id;
@@ -155,7 +161,7 @@ int main(int argc, char **argv)
 	o.hdr.version = 2;
 	EXPECT(EINVAL, HC_IOC_GET, &o, "hdr.version 2");
 	o = good;
-	o.reserved[1] = 1;
+	o.reserved = 1;
 	EXPECT(EINVAL, HC_IOC_GET, &o, "reserved field set");
 	o = good;
 	o.group = 3;

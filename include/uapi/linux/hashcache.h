@@ -129,7 +129,8 @@ struct hc_object {
 	__u64 dev_offset;	/* out (LOOKUP, GET): byte offset of the value on the device */
 	__u32 group;		/* PUT: related objects share a group (prefetch) */
 	__u32 found;		/* out: 1 if found */
-	__u64 reserved[2];
+	__u64 ios;		/* out: device I/Os this operation made (in: ignored) */
+	__u64 reserved;
 };
 
 /* HC_IOC_GET_INFO: the geometry the index was formatted with */
