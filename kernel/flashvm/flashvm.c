@@ -37,8 +37,11 @@
 
 /* p is kept in 1/65536ths */
 #define FVM_P_ONE		65536U
-/* the adaptive p stays within [base / 4, 4 * base] */
+/* the adaptive p stays within [base / 4, 4 * base], and never above one half */
 #define FVM_P_SPREAD		4
+#define FVM_P_MAX		(FVM_P_ONE / 2)
+/* a sample window over this many times the average held an idle spell: not counted */
+#define FVM_IDLE_SPREAD		8
 #define FVM_DISCARD_MAX_MB	100U
 
 /* --- tunables (/sys/kernel/flashvm/<name>) --- */
@@ -48,7 +51,7 @@ static unsigned int fvm_stride_pages = 2;	/* 0..2 */
 static unsigned int fvm_sampling = 1;
 static unsigned int fvm_sample_inv = 20;	/* base p = 1 / sample_inv */
 static unsigned int fvm_sample_adaptive = 1;
-static unsigned int fvm_sample_batch = 32;	/* n: writes per rate sample */
+static unsigned int fvm_sample_batch = 32;	/* n: decisions per rate sample */
 static unsigned int fvm_merged_discard = 1;
 static unsigned int fvm_discard_batch_mb = FVM_DISCARD_MAX_MB;
 static unsigned int fvm_discard_delay_ms = 1000;
@@ -197,42 +200,66 @@ static unsigned int fvm_swapin_readahead(struct swap_info_struct *si,
 static struct {
 	spinlock_t lock;	/* protects the fields below; p is also read without it */
 	unsigned int p;		/* current p, in 1/65536ths */
-	unsigned int writes;	/* writes let through in this sample */
+	unsigned int seen;	/* decisions in this sample */
 	u64 start_ns;		/* when this sample began */
-	u64 avg_ns;		/* moving average of the time for n writes */
+	u64 avg_ns;		/* moving average of the time for n decisions */
 } fvm_sample = {
 	.lock = __SPIN_LOCK_UNLOCKED(fvm_sample.lock),
 };
 
+/* base p = 1 / sample_inv, at most FVM_P_MAX */
 static unsigned int fvm_base_p(void)
 {
-	return FVM_P_ONE / max(READ_ONCE(fvm_sample_inv), 1U);
+	return min(FVM_P_ONE / max(READ_ONCE(fvm_sample_inv), 1U), FVM_P_MAX);
+}
+
+/* a window of n decisions took @t ns: the average, and p, move (below) */
+static void fvm_sample_window(u64 t, unsigned int base)
+{
+	u64 p;
+
+	lockdep_assert_held(&fvm_sample.lock);
+	if (!fvm_sample.avg_ns) {
+		fvm_sample.avg_ns = t;
+		return;
+	}
+	if (t > fvm_sample.avg_ns * FVM_IDLE_SPREAD) {
+		fvm_sample.avg_ns = fvm_sample.avg_ns * (7 + FVM_IDLE_SPREAD) / 8;
+		return;
+	}
+	fvm_sample.avg_ns = (fvm_sample.avg_ns * 7 + t) / 8;
+	p = div64_u64((u64)base * t, max(fvm_sample.avg_ns, 1ULL));
+	p = clamp_t(u64, p, base / FVM_P_SPREAD, base * FVM_P_SPREAD);
+	WRITE_ONCE(fvm_sample.p, min_t(u64, p, FVM_P_MAX));
 }
 
 /*
- * Reclaim let a dirty folio go to swap: one write more. After every n of
- * them, compare the time they took (t_n) with its moving average: writes
- * demanded faster than usual lower p, slower ones raise it, so sampling
- * skips the most when write-back is the bottleneck.
+ * Reclaim asked about a dirty folio: one decision more. After every n of
+ * them, compare the time they took (t_n) with its moving average: reclaim
+ * asking slower than usual (its writes are the bottleneck) raises p, faster
+ * lowers it, within [base / 4, 4 * base] and never over one half, so that
+ * reclaim always gets at least every other folio it asks for. The clock is
+ * reclaim's questions, kept folios included: counting only the writes let
+ * through made every kept folio slow the clock, which raised p, which kept
+ * more (at p = 1 no write was let through, and p never came down). A window
+ * over FVM_IDLE_SPREAD times the average is taken for a spell without
+ * reclaim: p stays, and the average moves towards it as if it were
+ * FVM_IDLE_SPREAD times (so that a lasting fall of the rate is followed
+ * within a few windows, not frozen out).
  */
-static void fvm_sample_write(void)
+static void fvm_sample_tick(void)
 {
 	unsigned int base = fvm_base_p(), n = max(READ_ONCE(fvm_sample_batch), 1U);
-	u64 now, t, p;
+	u64 now;
 
 	spin_lock(&fvm_sample.lock);
-	if (++fvm_sample.writes >= n) {
+	if (++fvm_sample.seen >= n) {
 		now = ktime_get_ns();
-		t = now - fvm_sample.start_ns;
-		if (fvm_sample.start_ns) {
-			fvm_sample.avg_ns = fvm_sample.avg_ns ?
-				(fvm_sample.avg_ns * 7 + t) / 8 : t;
-			p = div64_u64((u64)base * t, max(fvm_sample.avg_ns, 1ULL));
-			WRITE_ONCE(fvm_sample.p, clamp_t(u64, p, base / FVM_P_SPREAD,
-							 base * FVM_P_SPREAD));
-		}
+		/* (the first window only starts the clock) */
+		if (fvm_sample.start_ns)
+			fvm_sample_window(now - fvm_sample.start_ns, base);
 		fvm_sample.start_ns = now;
-		fvm_sample.writes = 0;
+		fvm_sample.seen = 0;
 	}
 	spin_unlock(&fvm_sample.lock);
 }
@@ -248,11 +275,11 @@ static bool fvm_reclaim_keep_dirty(struct folio *folio, enum swap_policy_lru lru
 	p = READ_ONCE(fvm_sample_adaptive) ? READ_ONCE(fvm_sample.p) : 0;
 	if (!p)
 		p = fvm_base_p();
-	if (get_random_u32_below(FVM_P_ONE) < p) {
+	fvm_sample_tick();
+	if (get_random_u32_below(FVM_P_ONE) < min(p, FVM_P_MAX)) {
 		fvm_count(gen ? FVM_KEPT_LRU_GEN : FVM_KEPT_CLASSIC, 1);
 		return true;
 	}
-	fvm_sample_write();
 	return false;
 }
 

@@ -175,6 +175,23 @@ for lru in classic lru_gen; do
 	check "$lru: every kept folio was activated ($act pages activated, $kept kept)" \
 		sh -c "[ $act -ge $kept ]"
 done
+# sample_inv at its least (2: base p one half): p never goes over one half,
+# so reclaim always gets at least every other folio it asks for. Before, p
+# was held within 4 x base (2: every folio) and moved only when a folio was
+# let through: once there, no folio was written again, reclaim never swapped,
+# and the OOM killer ran with swap free
+oomk() { awk '$1 == "oom_kill" { print $2 }' $CG/memory.events; }
+set_t sample_inv 2
+set_t stats 0
+oom0=$(oomk)
+run "sampling, base p one half" -o random -n 2 -w 100
+seen=$(fvm dirty_seen_lru_gen) kept=$(fvm dirty_kept_lru_gen) p=$(fvm sample_p_per_65536)
+diag "base p one half: $kept of $seen dirty folios kept, p now $p/65536"
+check_eq "base p one half: no OOM kill" "$oom0" "$(oomk)"
+check "base p one half: at most about half kept ($kept of $seen)" \
+	sh -c "[ $seen -gt 100 ] && [ $((kept * 100)) -le $((seen * 60)) ]"
+check "base p one half: p at most one half ($p/65536)" sh -c "[ $p -le 32768 ]"
+set_t sample_inv 20
 set_t sampling 0
 set_t stats 0
 run "sampling off" -o random -n 1 -w 100
