@@ -24,7 +24,8 @@
 #             host files, QEMU killed mid-write between them, loading the module the
 #             deb stage's DKMS built (scripts/boot-test.sh)
 #   harness   the harness's own guarantees: a failing check, a WARN and an oops
-#             each fail a VM run
+#             each fail a VM run; a boot that dies before its init is booted once
+#             more (two in a row fail it)
 #   boot-systemd  (--full only) /etc/ssctab's volumes at boot under the real systemd
 #             and udev of a Debian 12 guest built with debootstrap (cached), from the
 #             hcctl package: the boot unit, the udev rule on a hot-plugged disk, a
@@ -143,6 +144,21 @@ harness_selftest() {
 		'^not ok [0-9]+ - harness-warn: console free of kernel splats'
 	expect "an oops fails the run" harness-oops \
 		'^not ok [0-9]+ - harness-oops: VM ran every suite to the end'
+	# a boot that dies before its init (early TCG oopses) is booted once more, and
+	# says so; two in a row fail the run
+	if out=$(SSC_VM_BREAK_BOOTS=1 "$SSC_TOP/scripts/vm.sh" --kernel 6.12 --name harness-pass \
+		--suites harness-pass --timeout 300 2>&1) &&
+		grep -q '^# harness-pass: booted again: the first boot died before its init ran' <<<"$out" &&
+		grep -qE '^ok [0-9]+ - harness-pass: a check that passes' <<<"$out"; then
+		echo "ok - harness: a boot that dies before its init is booted again, and the TAP says so"
+		p=$((p + 1))
+	else
+		echo "not ok - harness: a boot that dies before its init is booted again, and the TAP says so"
+		sed 's/^/# /' <<<"$out" | tail -n 20
+		f=$((f + 1))
+	fi
+	SSC_VM_BREAK_BOOTS=2 expect "two boots that die before their init fail the run" harness-pass \
+		'^not ok [0-9]+ - harness-pass: VM ran every suite to the end'
 	echo "harness: $p passed, $f failed"
 	[ "$f" -eq 0 ]
 }
