@@ -124,40 +124,34 @@ harness_selftest() {
 	mkdir -p "$kd"
 	rsync -a "$SSC_TOP/tests/harness/splat/" "$kd/"
 	make -s -C "$KDIR" M="$kd" modules || { echo "not ok - harness: splat module builds"; echo "0 passed, 1 failed"; return 1; }
-	expect() { # expect WHAT SUITE TAP-PATTERN
-		if out=$("$SSC_TOP/scripts/vm.sh" --kernel 6.12 --name "$2" --suites "$2" \
-			--timeout 300 --ko "$kd/ssc-harness-splat.ko" 2>&1); then
-			echo "not ok - harness: $1 # the run passed"
+	expect() { # expect WHAT SUITE passes|fails TAP-PATTERN: the run's verdict, and why
+		local rc=0
+		out=$("$SSC_TOP/scripts/vm.sh" --kernel 6.12 --name "$2" --suites "$2" \
+			--timeout 300 --ko "$kd/ssc-harness-splat.ko" 2>&1) || rc=1
+		if [ "$rc$3" = 0fails ] || [ "$rc$3" = 1passes ]; then
+			echo "not ok - harness: $1 # the run $([ $rc = 0 ] && echo passed || echo failed)"
+			sed 's/^/# /' <<<"$out" | tail -n 20
 			f=$((f + 1))
-		elif grep -qE "$3" <<<"$out"; then
+		elif grep -qE "$4" <<<"$out"; then
 			echo "ok - harness: $1"
 			p=$((p + 1))
 		else
-			echo "not ok - harness: $1 # failed, but not as expected (/$3/)"
+			echo "not ok - harness: $1 # $3, but not as expected (/$4/)"
 			sed 's/^/# /' <<<"$out" | tail -n 20
 			f=$((f + 1))
 		fi
 	}
-	expect "a failing check fails the run" harness-fail \
+	expect "a failing check fails the run" harness-fail fails \
 		'^not ok [0-9]+ - harness-fail: deliberately wrong expectation'
-	expect "a kernel WARN fails the run" harness-warn \
+	expect "a kernel WARN fails the run" harness-warn fails \
 		'^not ok [0-9]+ - harness-warn: console free of kernel splats'
-	expect "an oops fails the run" harness-oops \
+	expect "an oops fails the run" harness-oops fails \
 		'^not ok [0-9]+ - harness-oops: VM ran every suite to the end'
 	# a boot that dies before its init (early TCG oopses) is booted once more, and
 	# says so; two in a row fail the run
-	if out=$(SSC_VM_BREAK_BOOTS=1 "$SSC_TOP/scripts/vm.sh" --kernel 6.12 --name harness-pass \
-		--suites harness-pass --timeout 300 2>&1) &&
-		grep -q '^# harness-pass: booted again: the first boot died before its init ran' <<<"$out" &&
-		grep -qE '^ok [0-9]+ - harness-pass: a check that passes' <<<"$out"; then
-		echo "ok - harness: a boot that dies before its init is booted again, and the TAP says so"
-		p=$((p + 1))
-	else
-		echo "not ok - harness: a boot that dies before its init is booted again, and the TAP says so"
-		sed 's/^/# /' <<<"$out" | tail -n 20
-		f=$((f + 1))
-	fi
-	SSC_VM_BREAK_BOOTS=2 expect "two boots that die before their init fail the run" harness-pass \
+	SSC_VM_BREAK_BOOTS=1 expect "a boot that dies before its init is booted again, and the TAP says so" \
+		harness-pass passes '^# harness-pass: booted again: the first boot died before its init ran'
+	SSC_VM_BREAK_BOOTS=2 expect "two boots that die before their init fail the run" harness-pass fails \
 		'^not ok [0-9]+ - harness-pass: VM ran every suite to the end'
 	echo "harness: $p passed, $f failed"
 	[ "$f" -eq 0 ]

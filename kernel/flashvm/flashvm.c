@@ -276,7 +276,8 @@ static bool fvm_reclaim_keep_dirty(struct folio *folio, enum swap_policy_lru lru
 	if (!p)
 		p = fvm_base_p();
 	fvm_sample_tick();
-	if (get_random_u32_below(FVM_P_ONE) < min(p, FVM_P_MAX)) {
+	/* (both are at most FVM_P_MAX) */
+	if (get_random_u32_below(FVM_P_ONE) < p) {
 		fvm_count(gen ? FVM_KEPT_LRU_GEN : FVM_KEPT_CLASSIC, 1);
 		return true;
 	}

@@ -31,8 +31,6 @@
 
 #include "hc-disk.h"
 
-#define SB_MAGIC	0x48436163u
-#define SB_BYTES	4096
 #define CK_MAGIC	0x4843636bu
 #define CK_HDR		128	/* struct hc_ckpt_disk */
 
@@ -54,8 +52,8 @@ static int usage(void)
 int main(int argc, char **argv)
 {
 	uint8_t *sb, *ck;
-	uint64_t best = 0, off = 0, bytes = 0, len, total;
-	int fd, have = 0, bi = 0;
+	uint64_t off = 0, bytes = 0, len, total;
+	int fd, have, bi = 0;
 
 	if (argc < 3)
 		return usage();
@@ -65,30 +63,18 @@ int main(int argc, char **argv)
 		perror(argv[1]);
 		return 1;
 	}
-	for (int i = 0; i < 2; i++) {
-		if (pread(fd, sb, SB_BYTES, (off_t)i * SB_BYTES) != SB_BYTES) {
-			perror("read superblock");
-			return 1;
-		}
-		if (get(sb, 4) != SB_MAGIC || get(sb + 4, 4) != seal(~0U, sb, SB_BYTES, 4))
-			continue;
-		if (!have || get(sb + 80, 8) > best) {
-			best = get(sb + 80, 8);
-			bi = i;
-			off = get(sb + 120, 8);
-			bytes = get(sb + 128, 8);
-			have = 1;
-		}
+	have = newest_sb(fd, sb, &bi);
+	if (have < 0)
+		return 1;
+	if (have) {
+		off = get(sb + 120, 8);
+		bytes = get(sb + 128, 8);
 	}
 	if (!have || !bytes || bytes > (1ULL << 31)) {
 		fprintf(stderr, "no checkpoint region\n");
 		return 3;
 	}
 	if (!strcmp(argv[2], "region") && argc == 4) {
-		if (pread(fd, sb, SB_BYTES, (off_t)bi * SB_BYTES) != SB_BYTES) {
-			perror("read superblock");
-			return 1;
-		}
 		put(sb + 128, 8, strtoull(argv[3], NULL, 0));
 		put(sb + 4, 4, seal(~0U, sb, SB_BYTES, 4));
 		if (pwrite(fd, sb, SB_BYTES, (off_t)bi * SB_BYTES) != SB_BYTES || fsync(fd)) {
@@ -112,7 +98,7 @@ int main(int argc, char **argv)
 		printf("region %llu %llu sb_seq %llu superblock %llu len %llu policy %llu parts %llu "
 		       "objects %llu wseq %llu crc %s state",
 		       (unsigned long long)off, (unsigned long long)bytes,
-		       (unsigned long long)get(ck + 16, 8), (unsigned long long)best,
+		       (unsigned long long)get(ck + 16, 8), (unsigned long long)get(sb + 80, 8),
 		       (unsigned long long)len, (unsigned long long)get(ck + 32, 4),
 		       (unsigned long long)get(ck + 36, 4), (unsigned long long)get(ck + 40, 8),
 		       (unsigned long long)get(ck + 48, 8),

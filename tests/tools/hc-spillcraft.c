@@ -20,8 +20,6 @@
 
 #include "hc-disk.h"
 
-#define SB_MAGIC	0x48436163u
-#define SB_BYTES	4096
 #define POLICY_LOGLRU	6
 #define SB_CHECK	(1u << 18)
 #define CHECK_SHIFT	48
@@ -40,10 +38,10 @@ static uint64_t check_bits(uint64_t format_id, uint64_t slot, uint64_t value)
 
 int main(int argc, char **argv)
 {
-	uint64_t best = 0, format_id = 0, spill = 0, first, count, value, s;
-	uint32_t flags = 0;
+	uint64_t format_id, spill, first, count, value, s;
 	uint8_t *sb, *blk;
-	int fd, have = 0;
+	uint32_t flags;
+	int fd, have, copy;
 
 	if (argc != 5) {
 		fprintf(stderr, "usage: hc-spillcraft DEVICE FIRST COUNT VALUE\n");
@@ -62,26 +60,17 @@ int main(int argc, char **argv)
 		perror(argv[1]);
 		return 1;
 	}
-	for (int i = 0; i < 2; i++) {
-		if (pread(fd, sb, SB_BYTES, (off_t)i * SB_BYTES) != SB_BYTES) {
-			perror("read superblock");
-			return 1;
-		}
-		if (get(sb, 4) != SB_MAGIC || get(sb + 4, 4) != seal(~0U, sb, SB_BYTES, 4))
-			continue;
-		if (!have || get(sb + 80, 8) > best) {
-			best = get(sb + 80, 8);
-			have = get(sb + 12, 4) == POLICY_LOGLRU;
-			flags = (uint32_t)get(sb + 16, 4);
-			format_id = get(sb + 72, 8);
-			/* the log from byte 8192, the spill region after it */
-			spill = 8192 + get(sb + 56, 8);
-		}
-	}
-	if (!have) {
+	have = newest_sb(fd, sb, &copy);
+	if (have < 0)
+		return 1;
+	if (!have || get(sb + 12, 4) != POLICY_LOGLRU) {
 		fprintf(stderr, "hc-spillcraft: no LogLRU index on %s\n", argv[1]);
 		return 3;
 	}
+	flags = (uint32_t)get(sb + 16, 4);
+	format_id = get(sb + 72, 8);
+	/* the log from byte 8192, the spill region after it */
+	spill = 8192 + get(sb + 56, 8);
 	for (s = first; s < first + count; ) {
 		off_t at = (off_t)(spill + s / PER_BLOCK * BLOCK);
 
