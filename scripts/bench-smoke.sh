@@ -338,8 +338,10 @@ mkdir -p "$d"
 awk 'BEGIN { for (i = 0; i < 17; i++) printf "1281663720%08d,synth,0,Read,%d,%d,100\n", i * 1000,
 	i == 8 ? 67100672 : (i - (i > 8)) * 1048576, i == 8 ? 16384 : 1048576 }' \
 	> "$d/short by 8K.csv"
-# two of the five targets, drawn by SSC_SEED, in the order the tables list them
-drawn=" $(pick 2 ssc_wt ssc_wb dmcache writecache bcache) "
+# two of the five targets, drawn by SSC_SEED, in the order the tables list them: one
+# of ours and one peer (two of ours leave no peer for the plot, whose check then
+# failed one seed in ten: 168018289)
+drawn=" $(pick 1 ssc_wt ssc_wb) $(pick 1 dmcache writecache bcache) "
 BT_TG=$(for t in ssc_wt ssc_wb dmcache writecache bcache; do
 	[[ $drawn == *" $t "* ]] && echo "$t"; done | paste -sd ,)
 t0=$SECONDS
