@@ -424,6 +424,21 @@ static ssize_t stats_store(struct kobject *kobj, struct kobj_attribute *attr,
 
 static struct kobj_attribute fvm_stats_attr = __ATTR_RW_MODE(stats, 0644);
 
+/* Writing 1 sends the held-back discards now, as a batch would be sent */
+static ssize_t flush_discards_store(struct kobject *kobj,
+				    struct kobj_attribute *attr,
+				    const char *buf, size_t count)
+{
+	unsigned int v;
+
+	if (kstrtouint(buf, 0, &v) || v != 1)
+		return -EINVAL;
+	mod_delayed_work(system_wq, &fvm_flush_dwork, 0);
+	return count;
+}
+
+static struct kobj_attribute fvm_flush_attr = __ATTR_WO(flush_discards);
+
 static struct attribute *fvm_attrs[] = {
 	&fvm_t_prefetch.attr.attr,
 	&fvm_t_prefetch_scan.attr.attr,
@@ -438,6 +453,7 @@ static struct attribute *fvm_attrs[] = {
 	&fvm_t_dummy_discard.attr.attr,
 	&fvm_t_dummy_free_pct.attr.attr,
 	&fvm_stats_attr.attr,
+	&fvm_flush_attr.attr,
 	NULL,
 };
 
@@ -464,16 +480,23 @@ static int __init flashvm_init(void)
 	}
 	return 0;
 put:
+	/* the sysfs files first: a store may have armed the flush */
 	kobject_put(fvm_kobj);
+	cancel_delayed_work_sync(&fvm_flush_dwork);
 	return ret;
 }
 
+/*
+ * Teardown order: the sysfs files (removing them waits for a store in
+ * progress, and flush_discards can arm the flush), then the hooks (after
+ * this no hook runs, cluster_freed() can no longer arm the flush, and
+ * held-back discards are sent), then the flush work.
+ */
 static void __exit flashvm_exit(void)
 {
-	/* no hook runs after this, and held-back discards are sent */
+	kobject_put(fvm_kobj);
 	swap_policy_unregister(&fvm_ops);
 	cancel_delayed_work_sync(&fvm_flush_dwork);
-	kobject_put(fvm_kobj);
 }
 
 module_init(flashvm_init);

@@ -4,7 +4,7 @@
  * every page it reads back.
  *
  *   swapstress [-m MB] [-o seq|stride|random] [-s STRIDE] [-n PASSES]
- *              [-w WRITE_PCT] [-z ZERO_PCT] [-H HOLE_PCT] [-S SEED]
+ *              [-w WRITE_PCT] [-z ZERO_PCT] [-H HOLE_PCT] [-S SEED] [-P]
  *
  * It maps MB of anonymous memory and fills each page with words derived from
  * (seed, page, generation); ZERO_PCT of the pages stay all zero. HOLE_PCT of
@@ -14,9 +14,13 @@
  * random: a fresh permutation) and checks each page in full; WRITE_PCT of
  * the visits also rewrite the page with its next generation, so reclaim
  * keeps finding dirty pages. Run it under a memory limit smaller than MB.
+ * With -P it pages the whole mapping out itself (MADV_PAGEOUT) after
+ * filling it, with no limit needed, and reports how much of it went to swap
+ * (swapped_kb, from VmSwap): pages for which no swap slot was found stay in
+ * memory.
  *
  * Prints one line of key=value pairs (pages, visits, errors, majflt, minflt,
- * ms) and exits 1 if any page read back wrong.
+ * ms, and swapped_kb with -P) and exits 1 if any page read back wrong.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -92,10 +96,26 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* this process's VmSwap in KiB, or -1 */
+static long vm_swap_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSwap: %ld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: swapstress [-m MB] [-o seq|stride|random] [-s STRIDE] [-n PASSES]\n"
-		"                  [-w WRITE_PCT] [-z ZERO_PCT] [-H HOLE_PCT] [-S SEED]\n");
+		"                  [-w WRITE_PCT] [-z ZERO_PCT] [-H HOLE_PCT] [-S SEED] [-P]\n");
 	exit(2);
 }
 
@@ -107,9 +127,10 @@ int main(int argc, char **argv)
 	struct rusage ru0, ru1;
 	char *mem;
 	double t0;
-	int c;
+	long swapped_kb = -1;
+	int c, pageout = 0;
 
-	while ((c = getopt(argc, argv, "m:o:s:n:w:z:H:S:")) != -1) {
+	while ((c = getopt(argc, argv, "m:o:s:n:w:z:H:S:P")) != -1) {
 		switch (c) {
 		case 'm': mb = strtoul(optarg, NULL, 0); break;
 		case 'o': order = optarg; break;
@@ -119,6 +140,7 @@ int main(int argc, char **argv)
 		case 'z': zpct = strtoul(optarg, NULL, 0); break;
 		case 'H': hpct = strtoul(optarg, NULL, 0); break;
 		case 'S': seed = strtoull(optarg, NULL, 0); break;
+		case 'P': pageout = 1; break;
 		default: usage();
 		}
 	}
@@ -164,6 +186,14 @@ int main(int argc, char **argv)
 			kind[j] = 2;
 	}
 
+	if (pageout) {
+		if (madvise(mem, npages * psize, MADV_PAGEOUT)) {
+			perror("swapstress: MADV_PAGEOUT");
+			return 2;
+		}
+		swapped_kb = vm_swap_kb();
+	}
+
 	for (k = 0; k < passes; k++) {
 		if (!strcmp(order, "seq")) {
 			for (i = 0; i < npages; i++)
@@ -202,8 +232,11 @@ int main(int argc, char **argv)
 		}
 	}
 	getrusage(RUSAGE_SELF, &ru1);
-	printf("pages=%zu visits=%zu errors=%zu majflt=%ld minflt=%ld ms=%.0f\n",
+	printf("pages=%zu visits=%zu errors=%zu majflt=%ld minflt=%ld ms=%.0f",
 	       npages, visits, errors, ru1.ru_majflt - ru0.ru_majflt,
 	       ru1.ru_minflt - ru0.ru_minflt, now_ms() - t0);
+	if (pageout)
+		printf(" swapped_kb=%ld", swapped_kb);
+	printf("\n");
 	return errors ? 1 : 0;
 }

@@ -5,8 +5,10 @@
 # verified, first with the stock policy, then with flashvm.ko's stride
 # prefetch, page sampling (on the classic LRU and on MGLRU), merged and dummy
 # discard; stress-ng --vm --verify with and without the module; zero pages;
-# the module unloaded and reloaded under load; queued discards at swapoff.
-# Devices: nullb0 = 128 MiB swap device (discard, no write cache).
+# the module unloaded and reloaded under load; queued discards at swapoff;
+# swap allocation while a batch of discards is in flight.
+# Devices: nullb0 = 128 MiB swap device (discard, no write cache); nullb1 =
+# 32 MiB behind dm-delay, for the discard batch.
 
 CG=/sys/fs/cgroup/fvm
 SYS=/sys/kernel/flashvm
@@ -252,6 +254,49 @@ check "discards are held back" gt "$(fvm discard_queued_bytes)" 0
 check "swapoff" swapoff /dev/nullb0
 check "swapoff sent them" gt "$(($(dios) - d0))" 0
 check "rmmod flashvm" rmmod flashvm
+
+# --- swap allocation while a batch of discards is in flight ------------------------
+# A batch takes its clusters off the discard list for as long as the device
+# takes to discard them. Before, an allocator that ran out of free clusters
+# then found the list empty, skipped its synchronous discard and failed, with
+# the batch's space about to be free: on the slow-discard devices FlashVM is
+# for, reclaim could not swap. The device: 32 MiB behind dm-delay, whose
+# writes and discards take 3 s once the batch is sent (a flash device's
+# discard of a batch this size takes tens of ms; 3 s makes the window wide
+# enough to hit every time under TCG).
+diag "at $(cut -d" " -f1 /proc/uptime)s: allocation during a discard batch"
+check "null_blk for a slow-discard swap device" null_blk_add 32 4096 1 0
+slow=/dev/$(basename "$(ls -d /sys/kernel/config/nullb/nullb* | sort -V | tail -n1)")
+check "dm-delay over it, no delay yet" \
+	dmsetup create fvmslow --table "0 $(sectors $slow) delay $slow 0 0 $slow 0 0"
+check "mkswap" mkswap /dev/mapper/fvmslow
+check "swapon with discard=pages" swapon -dpages /dev/mapper/fvmslow
+check "modprobe flashvm" modprobe flashvm
+set_t sampling 0
+set_t dummy_discard 0
+set_t discard_delay_ms 60000
+# A fills 28 of the 32 MiB, reads it back and exits: its clusters are held back
+out=$(swapstress -m 28 -P -n 1 -o seq 2>&1)
+rc=$?
+diag "A: $out"
+check_eq "A: every page read back right" 0 "$rc"
+held=$(fvm discard_queued_bytes)
+check "A's clusters are held back ($held bytes)" gt "$held" $((16 << 20))
+check "writes and discards now take 3 s" sh -c "dmsetup reload fvmslow --table \
+	'0 $(sectors $slow) delay $slow 0 0 $slow 0 3000' && dmsetup resume fvmslow"
+check "flush_discards sends the batch" set_t flush_discards 1
+# B at once: 20 MiB paged out while the batch is in flight
+out=$(swapstress -m 20 -P -n 1 -o seq 2>&1)
+rc=$?
+sw=$(echo "$out" | sed -n 's/.*swapped_kb=\([0-9]*\).*/\1/p')
+diag "B: $out"
+check_eq "B: every page read back right" 0 "$rc"
+check "B: a swap slot for every page though the batch was in flight (${sw:-?} KiB of 20480)" \
+	sh -c "[ ${sw:-0} -ge $((20480 * 95 / 100)) ]"
+check_fails "flush_discards takes only 1" set_t flush_discards 2
+check "swapoff" swapoff /dev/mapper/fvmslow
+check "rmmod flashvm" rmmod flashvm
+dmsetup remove fvmslow
 
 echo true > /sys/kernel/mm/swap/vma_ra_enabled
 echo y > /sys/kernel/mm/lru_gen/enabled
