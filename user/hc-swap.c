@@ -4,9 +4,10 @@
  *
  *   status   swap devices, the kernel's swap counters and, if flashvm is
  *            loaded, its tunables and counters (/sys/kernel/flashvm)
- *   tune     physical swap readahead (the one the policy hooks) and the
- *            "none" I/O scheduler on every swap device, then NAME=VALUE
- *            for flashvm's tunables
+ *   tune     the "none" I/O scheduler on every non-rotational swap device,
+ *            then NAME=VALUE for flashvm's tunables; devices= also takes
+ *            paths of swap devices or files, which it turns into the
+ *            MAJOR:MINOR list the module wants
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,6 +33,9 @@ static const char *const tunables[] = {
 	"sample_adaptive", "sample_batch", "merged_discard", "discard_batch_mb",
 	"discard_delay_ms", "dummy_discard", "dummy_free_pct",
 };
+
+/* flashvm's tunables whose value is a word, not a number */
+static const char *const word_tunables[] = { "devices" };
 
 /* the /proc/vmstat counters status shows */
 static const char *const vmstat_keys[] = {
@@ -232,6 +236,18 @@ static int swap_status(void)
 			else
 				printf("  %s %s\n", tunables[i], buf);
 		}
+		for (i = 0; i < sizeof(word_tunables) / sizeof(word_tunables[0]); i++) {
+			char line[512];
+
+			snprintf(p, sizeof(p), FVM_SYS "/%s", word_tunables[i]);
+			if (read_line(p, line, sizeof(line)))
+				continue;
+			if (fvm)
+				json_object_object_add(fvm, word_tunables[i],
+						       json_object_new_string(line));
+			else
+				printf("  %s %s\n", word_tunables[i], line);
+		}
 		show_kv_file(FVM_SYS "/stats", NULL, 0, fvm, "  ");
 	} else if (!root) {
 		printf("flashvm: not loaded (modprobe flashvm)\n");
@@ -251,9 +267,15 @@ static int set_none_scheduler(const char *path, const char *type, unsigned long 
 	char dev[64], p[128];
 	int r;
 
+	char rot[8] = "";
+
 	(void)type; (void)kb; (void)used; (void)prio; (void)arg;
 	if (!swap_blockdev(path, dev, sizeof(dev)))
 		return 0;	/* a swap file: its filesystem's device is not ours to tune */
+	/* a disk keeps its scheduler, as it keeps the stock swap policy */
+	snprintf(p, sizeof(p), "/sys/class/block/%s/queue/rotational", dev);
+	if (read_line(p, rot, sizeof(rot)) || strcmp(rot, "0"))
+		return 0;
 	snprintf(p, sizeof(p), "/sys/class/block/%s/queue/scheduler", dev);
 	r = write_str(p, "none");
 	if (r)
@@ -261,10 +283,60 @@ static int set_none_scheduler(const char *path, const char *type, unsigned long 
 	return 0;
 }
 
+/*
+ * devices_value VALUE OUT LEN: the value for flashvm's "devices": auto and
+ * all as they are; otherwise a comma-separated list whose paths become
+ * MAJOR:MINOR (a block device's own, a swap file's filesystem's) and whose
+ * MAJOR:MINOR entries pass as they are. 0, or -1 after an error message.
+ */
+static int devices_value(const char *v, char *out, size_t len)
+{
+	char *copy, *tok, *save = NULL;
+	size_t n = 0;
+	struct stat st;
+	int r = 0;
+
+	if (!strcmp(v, "auto") || !strcmp(v, "all")) {
+		snprintf(out, len, "%s", v);
+		return 0;
+	}
+	copy = strdup(v);
+	if (!copy) {
+		err("swap tune: out of memory");
+		return -1;
+	}
+	out[0] = 0;
+	for (tok = strtok_r(copy, ",", &save); tok && !r; tok = strtok_r(NULL, ",", &save)) {
+		char one[32];
+
+		if (tok[0] == '/') {
+			if (stat(tok, &st)) {
+				err("swap tune: devices: %s: %s", tok, strerror(errno));
+				r = -1;
+				break;
+			}
+			if (S_ISBLK(st.st_mode))
+				snprintf(one, sizeof(one), "%u:%u", major(st.st_rdev), minor(st.st_rdev));
+			else
+				snprintf(one, sizeof(one), "%u:%u", major(st.st_dev), minor(st.st_dev));
+		} else {
+			snprintf(one, sizeof(one), "%.31s", tok);
+		}
+		if (n + strlen(one) + 2 > len) {
+			err("swap tune: devices: too long a list");
+			r = -1;
+			break;
+		}
+		n += snprintf(out + n, len - n, "%s%s", n ? " " : "", one);
+	}
+	free(copy);
+	return r;
+}
+
 static int swap_tune(int argc, char **argv)
 {
-	char path[128], name[64];
-	const char *eq;
+	char path[128], name[64], val[512];
+	const char *eq, *v;
 	size_t i;
 	int a, r;
 
@@ -279,7 +351,7 @@ static int swap_tune(int argc, char **argv)
 		for (i = 0; i < sizeof(tunables) / sizeof(tunables[0]); i++)
 			if (!strcmp(name, tunables[i]))
 				break;
-		if (i == sizeof(tunables) / sizeof(tunables[0])) {
+		if (i == sizeof(tunables) / sizeof(tunables[0]) && strcmp(name, "devices")) {
 			err("swap tune: no tunable '%s' (hcctl swap status lists them)", name);
 			return EX_USAGE;
 		}
@@ -288,17 +360,18 @@ static int swap_tune(int argc, char **argv)
 		err("swap tune: flashvm is not loaded (modprobe flashvm)");
 		return EX_NOVOL;
 	}
-	r = write_str(VMA_RA, "false");
-	if (r) {
-		err("swap tune: %s: %s", VMA_RA, strerror(-r));
-		return EX_FAIL;
-	}
 	if (for_each_swap(set_none_scheduler, NULL))
 		return EX_FAIL;
 	for (a = 0; a < argc; a++) {
 		eq = strchr(argv[a], '=');
+		v = eq + 1;
+		if (eq - argv[a] == 7 && !strncmp(argv[a], "devices", 7)) {
+			if (devices_value(v, val, sizeof(val)))
+				return EX_USAGE;
+			v = val;
+		}
 		snprintf(path, sizeof(path), FVM_SYS "/%.*s", (int)(eq - argv[a]), argv[a]);
-		r = write_str(path, eq + 1);
+		r = write_str(path, v);
 		if (r) {
 			err("swap tune: %s: %s", argv[a],
 			    r == -EINVAL ? "value out of range" : strerror(-r));

@@ -15,6 +15,10 @@
  *   to be written again, and the write invalidates the old flash pages
  *   as a discard would: its discard is skipped.
  *
+ * The policies act on the swap devices "devices" selects: by default those
+ * the kernel takes for solid state and that are not RAM-backed (zram, brd,
+ * pmem); other devices (a disk) keep the stock behaviour.
+ *
  * Tunables and counters are in /sys/kernel/flashvm/. Zero pages need no
  * policy: since 6.12 the swap path skips their I/O (si->zeromap); the
  * counters swpout_zero and swpin_zero are shown next to ours.
@@ -22,11 +26,15 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/blkdev.h>
+#include <linux/kdev_t.h>
 #include <linux/kobject.h>
 #include <linux/ktime.h>
 #include <linux/minmax.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/random.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/swap.h>
@@ -73,6 +81,7 @@ enum fvm_counter {
 	FVM_DISCARD_QUEUED,	/* held back for a batch */
 	FVM_DISCARD_SKIPPED,	/* dummy: no discard */
 	FVM_DISCARD_BATCHES,	/* batches flushed */
+	FVM_OTHER_DEVICE,	/* hook calls about a device "devices" leaves alone */
 	FVM_NR_COUNTERS
 };
 
@@ -90,6 +99,7 @@ static const char * const fvm_counter_names[FVM_NR_COUNTERS] = {
 	[FVM_DISCARD_QUEUED]	= "discard_clusters_queued",
 	[FVM_DISCARD_SKIPPED]	= "discard_clusters_skipped",
 	[FVM_DISCARD_BATCHES]	= "discard_batches",
+	[FVM_OTHER_DEVICE]	= "other_device_calls",
 };
 
 static atomic_long_t fvm_counters[FVM_NR_COUNTERS];
@@ -97,6 +107,47 @@ static atomic_long_t fvm_counters[FVM_NR_COUNTERS];
 static void fvm_count(enum fvm_counter c, long n)
 {
 	atomic_long_add(n, &fvm_counters[c]);
+}
+
+/* --- which swap devices the policies act on --- */
+
+#define FVM_MAX_DEVS	16
+
+/* "devices": auto, all, or a list of block devices (swap files: their filesystem's) */
+struct fvm_devset {
+	struct rcu_head rcu;
+	bool all;
+	unsigned int n;		/* 0 with !all: auto */
+	dev_t dev[FVM_MAX_DEVS];
+};
+
+static struct fvm_devset __rcu *fvm_devs;
+static DEFINE_MUTEX(fvm_devs_mutex);
+
+/*
+ * Does the policy act on @si? Hooks run under rcu_read_lock(). Auto: the
+ * kernel found the device solid state (SWP_SOLIDSTATE) and it does not
+ * complete I/O synchronously in the caller, as RAM-backed devices do
+ * (SWP_SYNCHRONOUS_IO: zram, brd, pmem), where there is no flash to spare.
+ */
+static bool fvm_on(struct swap_info_struct *si)
+{
+	const struct fvm_devset *set = rcu_dereference(fvm_devs);
+	unsigned int i;
+	bool on;
+
+	if (!set || (!set->all && !set->n)) {
+		on = (si->flags & SWP_SOLIDSTATE) && !(si->flags & SWP_SYNCHRONOUS_IO);
+	} else if (set->all) {
+		on = true;
+	} else {
+		on = false;
+		for (i = 0; i < set->n && !on; i++)
+			on = si->bdev && si->bdev->bd_dev == set->dev[i];
+	}
+	if (!on)
+		fvm_count(FVM_OTHER_DEVICE, 1);
+	return on;
 }
 
 /* --- stride prefetch --- */
@@ -134,10 +185,10 @@ static unsigned int fvm_swapin_readahead(struct swap_info_struct *si,
 	unsigned int stride = min(READ_ONCE(fvm_stride_pages), 2U);
 	unsigned int scan = READ_ONCE(fvm_prefetch_scan);
 	unsigned int type = si->type, n = 0, i;
-	pgoff_t off, end, last, prev;
+	pgoff_t off, start, end, last, prev;
 	long d;
 
-	if (!READ_ONCE(fvm_prefetch) && !stride)
+	if ((!READ_ONCE(fvm_prefetch) && !stride) || !fvm_on(si))
 		return 0;
 	if (want + stride > max)
 		want = max - stride;
@@ -158,8 +209,17 @@ static unsigned int fvm_swapin_readahead(struct swap_info_struct *si,
 	 * vm.page-cluster may be as large as 31: the window is clamped to the
 	 * device, or a scan of free slots could run for 2^31 of them.
 	 */
+	start = offset & ~mask;
 	end = min_t(pgoff_t, offset | mask, si->max - 1);
-	for (off = offset & ~mask; off <= end && n < want; off++)
+	/*
+	 * A window larger than the list (a large page-cluster) is cut to
+	 * @want slots around the fault, so that the fault is always listed.
+	 */
+	if (end - start >= want) {
+		start = offset - min_t(pgoff_t, offset - start, want / 2);
+		end = min_t(pgoff_t, end, start + want - 1);
+	}
+	for (off = start; off <= end && n < want; off++)
 		if (off == offset || fvm_slot_used(si, off))
 			offs[n++] = off;
 	fvm_count(FVM_RA_WINDOW, n - 1);
@@ -174,7 +234,7 @@ static unsigned int fvm_swapin_readahead(struct swap_info_struct *si,
 	} else {
 		/* stride only: keep the stock window as it is */
 		n = 0;
-		for (off = offset & ~mask; off <= end && n < want; off++)
+		for (off = start; off <= end && n < want; off++)
 			if (off && off < si->max)
 				offs[n++] = off;
 	}
@@ -264,11 +324,15 @@ static void fvm_sample_tick(void)
 	spin_unlock(&fvm_sample.lock);
 }
 
-static bool fvm_reclaim_keep_dirty(struct folio *folio, enum swap_policy_lru lru)
+static bool fvm_reclaim_keep_dirty(struct folio *folio,
+				   struct swap_info_struct *si,
+				   enum swap_policy_lru lru)
 {
 	bool gen = lru == SWAP_POLICY_LRU_GEN;
 	unsigned int p;
 
+	if (!fvm_on(si))
+		return false;
 	fvm_count(gen ? FVM_DIRTY_LRU_GEN : FVM_DIRTY_CLASSIC, 1);
 	if (!READ_ONCE(fvm_sampling))
 		return false;
@@ -306,6 +370,8 @@ static enum swap_discard_verdict fvm_cluster_freed(struct swap_info_struct *si,
 						 FVM_DISCARD_MAX_MB) << 20;
 	unsigned long free = si->pages - min(si->inuse_pages, si->pages);
 
+	if (!fvm_on(si))
+		return SWAP_DISCARD_NOW;
 	fvm_count(FVM_CLUSTERS_FREED, 1);
 	if (READ_ONCE(fvm_dummy_discard) &&
 	    free * 100 < (unsigned long)si->pages * READ_ONCE(fvm_dummy_free_pct)) {
@@ -439,6 +505,78 @@ static ssize_t flush_discards_store(struct kobject *kobj,
 
 static struct kobj_attribute fvm_flush_attr = __ATTR_WO(flush_discards);
 
+static ssize_t devices_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	const struct fvm_devset *set;
+	unsigned int i;
+	int len = 0;
+
+	rcu_read_lock();
+	set = rcu_dereference(fvm_devs);
+	if (!set || (!set->all && !set->n))
+		len = sysfs_emit(buf, "auto\n");
+	else if (set->all)
+		len = sysfs_emit(buf, "all\n");
+	else
+		for (i = 0; i < set->n; i++)
+			len += sysfs_emit_at(buf, len, "%u:%u%c", MAJOR(set->dev[i]),
+					     MINOR(set->dev[i]),
+					     i + 1 < set->n ? ' ' : '\n');
+	rcu_read_unlock();
+	return len;
+}
+
+/*
+ * "auto", "all", or up to FVM_MAX_DEVS "MAJOR:MINOR" separated by spaces or
+ * commas; anything else is refused and changes nothing
+ */
+static ssize_t devices_store(struct kobject *kobj, struct kobj_attribute *attr,
+			     const char *buf, size_t count)
+{
+	struct fvm_devset *set, *old;
+	char *copy, *p, *tok;
+	unsigned int major, minor;
+	int ret = -EINVAL, used;
+
+	set = kzalloc(sizeof(*set), GFP_KERNEL);
+	copy = kstrndup(buf, count, GFP_KERNEL);
+	if (!set || !copy) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	p = strim(copy);
+	if (!strcmp(p, "all")) {
+		set->all = true;
+	} else if (strcmp(p, "auto")) {
+		while ((tok = strsep(&p, " ,\t")) != NULL) {
+			if (!*tok)
+				continue;
+			if (set->n == FVM_MAX_DEVS ||
+			    sscanf(tok, "%u:%u%n", &major, &minor, &used) != 2 ||
+			    tok[used] || MAJOR(MKDEV(major, minor)) != major ||
+			    MINOR(MKDEV(major, minor)) != minor || (!major && !minor))
+				goto out;
+			set->dev[set->n++] = MKDEV(major, minor);
+		}
+		if (!set->n)
+			goto out;
+	}
+	mutex_lock(&fvm_devs_mutex);
+	old = rcu_replace_pointer(fvm_devs, set, lockdep_is_held(&fvm_devs_mutex));
+	mutex_unlock(&fvm_devs_mutex);
+	set = NULL;
+	if (old)
+		kfree_rcu(old, rcu);
+	ret = count;
+out:
+	kfree(copy);
+	kfree(set);
+	return ret;
+}
+
+static struct kobj_attribute fvm_devices_attr = __ATTR_RW(devices);
+
 static struct attribute *fvm_attrs[] = {
 	&fvm_t_prefetch.attr.attr,
 	&fvm_t_prefetch_scan.attr.attr,
@@ -454,6 +592,7 @@ static struct attribute *fvm_attrs[] = {
 	&fvm_t_dummy_free_pct.attr.attr,
 	&fvm_stats_attr.attr,
 	&fvm_flush_attr.attr,
+	&fvm_devices_attr.attr,
 	NULL,
 };
 
@@ -480,9 +619,10 @@ static int __init flashvm_init(void)
 	}
 	return 0;
 put:
-	/* the sysfs files first: a store may have armed the flush */
+	/* the sysfs files first: a store may have armed the flush or set devices */
 	kobject_put(fvm_kobj);
 	cancel_delayed_work_sync(&fvm_flush_dwork);
+	kfree(rcu_dereference_protected(fvm_devs, true));
 	return ret;
 }
 
@@ -490,13 +630,14 @@ put:
  * Teardown order: the sysfs files (removing them waits for a store in
  * progress, and flush_discards can arm the flush), then the hooks (after
  * this no hook runs, cluster_freed() can no longer arm the flush, and
- * held-back discards are sent), then the flush work.
+ * held-back discards are sent), then the flush work, then the device set.
  */
 static void __exit flashvm_exit(void)
 {
 	kobject_put(fvm_kobj);
 	swap_policy_unregister(&fvm_ops);
 	cancel_delayed_work_sync(&fvm_flush_dwork);
+	kfree(rcu_dereference_protected(fvm_devs, true));
 }
 
 module_init(flashvm_init);

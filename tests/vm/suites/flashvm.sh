@@ -57,8 +57,8 @@ check "null_blk swap device" null_blk_add 128 4096 1 0
 check "mkswap" mkswap /dev/nullb0
 check "swapon with discard=pages" swapon -dpages /dev/nullb0
 check "the swap device is in use" grep -q nullb0 /proc/swaps
-# the cluster readahead carries the hook; the VMA one is what nonrotational devices use
-check "physical swap readahead" sh -c "echo false > /sys/kernel/mm/swap/vma_ra_enabled"
+# both readahead paths carry the hook: the VMA one, the default, is left on
+check_eq "VMA-based swap readahead, the default" true "$(cat /sys/kernel/mm/swap/vma_ra_enabled)"
 echo y > /sys/kernel/mm/lru_gen/enabled
 
 # --- stock: no policy module ----------------------------------------------------
@@ -101,18 +101,18 @@ check "zero-page counters are shown" sh -c "grep -q '^swpout_zero [0-9]' $SYS/st
 check_fails "loading it twice is refused" sh -c "insmod /lib/modules/\$(uname -r)/extra/flashvm.ko"
 
 # --- hcctl swap ------------------------------------------------------------------
-echo true > /sys/kernel/mm/swap/vma_ra_enabled
+check "mq-deadline on the swap device first" sh -c "echo mq-deadline > /sys/block/nullb0/queue/scheduler"
 check "hcctl swap tune" hcctl swap tune stride_pages=1 sample_inv=25
 check_eq "tune set the tunables" "1 25" "$(cat $SYS/stride_pages $SYS/sample_inv | tr '\n' ' ' | sed 's/ $//')"
-check_eq "tune chose physical readahead" false "$(cat /sys/kernel/mm/swap/vma_ra_enabled)"
+check_eq "tune leaves the readahead path alone" true "$(cat /sys/kernel/mm/swap/vma_ra_enabled)"
 check_eq "tune chose the none scheduler" "[none]" "$(grep -o '\[none\]' /sys/block/nullb0/queue/scheduler)"
 check_eq "tune: an out-of-range value: exit 2" 2 "$(rc hcctl swap tune stride_pages=9)"
 check_eq "tune: no such tunable: exit 2" 2 "$(rc hcctl swap tune frob=1)"
 check_eq "tune: not NAME=VALUE: exit 2" 2 "$(rc hcctl swap tune stride_pages)"
 check_eq "a refused tune changed nothing" 1 "$(cat $SYS/stride_pages)"
 check "hcctl swap status names the module" sh -c "hcctl swap status | grep -q '^flashvm: loaded'"
-check_eq "status --json: tunables and the swap device" "1 25 /dev/nullb0 true" \
-	"$(hcctl --json swap status | jq -r '[.flashvm.stride_pages, .flashvm.sample_inv, .swaps[0].path, .swaps[0].discard] | join(" ")')"
+check_eq "status --json: tunables and the swap device" "1 25 auto /dev/nullb0 true" \
+	"$(hcctl --json swap status | jq -r '[.flashvm.stride_pages, .flashvm.sample_inv, .flashvm.devices, .swaps[0].path, .swaps[0].discard] | join(" ")')"
 check_eq "status --json: counters agree with sysfs" "$(fvm clusters_freed)" \
 	"$(hcctl --json swap status | jq -r .flashvm.clusters_freed)"
 set_t stride_pages 2
@@ -142,6 +142,13 @@ check "vm.page-cluster 31" sh -c "echo 31 > /proc/sys/vm/page-cluster"
 run "prefetch with page-cluster 31" -o random -n 1
 echo "$pc" > /proc/sys/vm/page-cluster
 check "fewer major faults than stock on a stride" gt "$STOCK_STRIDE_MAJ" "$STRIDE_MAJ"
+# the same on the cluster readahead path (vma_ra_enabled false)
+echo false > /sys/kernel/mm/swap/vma_ra_enabled
+set_t stats 0
+run "stride prefetch, cluster readahead" -o stride -s 16 -n 1
+diag "cluster path: $MAJ major faults, $(fvm ra_stride_pages) stride pages"
+check "cluster path: stride pages were predicted" gt "$(fvm ra_stride_pages)" 0
+echo true > /sys/kernel/mm/swap/vma_ra_enabled
 set_t stats 0
 run "full window past holes" -o seq -n 1 -H 40
 diag "holes: $(fvm ra_window_pages) window pages, $(fvm ra_extended_pages) read past free slots"
@@ -199,6 +206,76 @@ set_t stats 0
 run "sampling off" -o random -n 1 -w 100
 check_eq "sampling off: nothing kept" "0 0" "$(fvm dirty_kept_classic) $(fvm dirty_kept_lru_gen)"
 check "sampling off: still asked" gt "$(fvm dirty_seen_lru_gen)" 0
+
+# --- which devices: a disk and a RAM disk keep the stock behaviour -----------------
+# "devices" auto: the policies act on solid-state devices that are not
+# RAM-backed. Swap moves to a rotational null_blk, then to a brd RAM disk.
+diag "at $(cut -d" " -f1 /proc/uptime)s: devices"
+set_t sampling 1
+set_t merged_discard 1
+check "swapoff the flash device" swapoff /dev/nullb0
+check "null_blk taken for a disk" null_blk_add 64 4096 1 0
+rot=$(basename "$(ls -d /sys/kernel/config/nullb/nullb* | sort -V | tail -n1)")
+check "rotational" sh -c "echo 1 > /sys/block/$rot/queue/rotational"
+check "mq-deadline on it" sh -c "echo mq-deadline > /sys/block/$rot/queue/scheduler"
+check "mkswap the disk" mkswap /dev/$rot
+check "swapon the disk with discard=pages" swapon -dpages /dev/$rot
+check_eq "devices: auto" auto "$(cat $SYS/devices)"
+set_t stats 0
+run "auto, on a disk" -o stride -s 16 -n 1 -w 100
+settle
+check_eq "auto, disk: no readahead, sampling or discard decision" "0 0 0 0" \
+	"$(fvm ra_faults) $(fvm dirty_seen_classic) $(fvm dirty_seen_lru_gen) $(fvm clusters_freed)"
+check "auto, disk: the hooks were called and passed" gt "$(fvm other_device_calls)" 0
+check "hcctl swap tune leaves a disk's scheduler" hcctl swap tune
+check_eq "the disk kept mq-deadline" "[mq-deadline]" "$(grep -o '\[mq-deadline\]' /sys/block/$rot/queue/scheduler)"
+check "hcctl swap tune devices=PATH" hcctl swap tune devices=/dev/$rot
+check_eq "devices: the disk by number" "$(cat /sys/block/$rot/dev)" "$(cat $SYS/devices)"
+set_t stats 0
+run "chosen, on a disk" -o random -n 1 -w 100
+check "chosen disk: reclaim asked about dirty folios" gt "$(fvm dirty_seen_lru_gen)" 0
+check "chosen disk: readahead chosen" gt "$(fvm ra_faults)" 0
+check_eq "devices: a word is refused, exit 2" 2 "$(rc hcctl swap tune devices=frob)"
+check_eq "devices: a missing path is refused, exit 2" 2 "$(rc hcctl swap tune devices=/dev/nonesuch)"
+check_fails "devices: 0:0 is refused" set_t devices 0:0
+check_fails "devices: 17 of them are refused" set_t devices "$(seq -s, 1 17 | sed 's/\([0-9]*\)/8:\1/g')"
+check_eq "refused lists changed nothing" "$(cat /sys/block/$rot/dev)" "$(cat $SYS/devices)"
+check "devices: all" set_t devices all
+check_eq "devices: all, shown" all "$(cat $SYS/devices)"
+check "devices: auto again" hcctl swap tune devices=auto
+check "swapoff the disk" swapoff /dev/$rot
+# a RAM disk: solid state, but it completes I/O in the caller (as zram does)
+check "brd RAM disk" modprobe brd rd_nr=1 rd_size=65536
+check "mkswap the RAM disk" mkswap /dev/ram0
+check "swapon the RAM disk" swapon /dev/ram0
+set_t stats 0
+run "auto, on a RAM disk" -o random -n 1 -w 100
+check_eq "auto, RAM disk: no sampling decision" "0 0" "$(fvm dirty_seen_classic) $(fvm dirty_seen_lru_gen)"
+check "auto, RAM disk: the hooks were called and passed" gt "$(fvm other_device_calls)" 0
+check "swapoff the RAM disk" swapoff /dev/ram0
+rmmod brd
+# zswap: the writes go to memory first, so reclaim does not ask the policy
+check "swapon the flash device again" swapon -dpages /dev/nullb0
+check "zswap on" sh -c "echo Y > /sys/module/zswap/parameters/enabled"
+set_t stats 0
+zs0=$(vmev zswpout)
+# (not run(): pages stored in zswap are not pswpout.) zswap's pool is charged
+# to the cgroup: three quarters of the pages allowed, so that a quarter or so
+# is stored compressed, not the OOM killer called
+echo $((MB * 3 / 4))M > $CG/memory.max
+out=$(incg swapstress -m $MB -o random -n 1 -w 100 2>&1)
+rc=$?
+echo $LIMIT > $CG/memory.max
+diag "zswap on: $out; $(($(vmev zswpout) - zs0)) pages stored"
+check_eq "zswap on: every page read back right" 0 "$rc"
+check "zswap: pages went to zswap" gt "$(($(vmev zswpout) - zs0))" 0
+check_eq "zswap: no sampling decision" "0 0" "$(fvm dirty_seen_classic) $(fvm dirty_seen_lru_gen)"
+check "zswap off" sh -c "echo N > /sys/module/zswap/parameters/enabled"
+set_t sampling 0
+# what the runs above freed and the module held back goes out now, not
+# into the counts of the next section
+set_t flush_discards 1
+settle 2
 
 # --- merged and dummy discard ---------------------------------------------------
 diag "at $(cut -d" " -f1 /proc/uptime)s: discard"
