@@ -3,7 +3,7 @@
 # make bench-flashvm: boot the patched debug kernel once, run
 # tests/vm/suites/flashvm-bench.sh (stock swap against each flashvm policy, same
 # workloads and devices) and print the tables Documentation/flashvm.rst carries.
-# Knobs: FB_MB (32), FB_LIMIT (10M), FB_WORKLOADS (seq,stride,random,readmostly),
+# Knobs: FB_MB (32), FB_LIMIT (10M), FB_WORKLOADS (seq,stride,random,readmostly,hotrw),
 # FB_ROUNDS of each discard mode (3). Output in out/bench-flashvm/: raw.tap and
 # results.md; --report remakes the tables from raw.tap. Timing under TCG is emulated
 # (and KASAN slows the kernel side), so run time is a ratio to stock in the same run,
@@ -47,7 +47,7 @@ print("| policy | workload | major faults | vs stock | pages read | read request
       "| pages written | vs stock | run time vs stock |")
 print("|---|---|---|---|---|---|---|---|---|")
 for cfg in ("stock", "prefetch", "sampling", "all"):
-    for wl in ("seq", "stride", "random", "readmostly"):
+    for wl in ("seq", "stride", "random", "readmostly", "hotrw"):
         r, s = runs.get((cfg, wl)), runs.get(("stock", wl))
         if not r or not s:
             continue

@@ -240,7 +240,7 @@ for p in attach_pols:
 # make bench-flashvm (the patched debug kernel): every policy and workload a row with
 # faults and writes, every discard mode a row
 sane_bench_flashvm() {
-	sane bench-flashvm "$1" "workloads = '${FB_WL:-seq,stride,random,readmostly}'.split(',')"'
+	sane bench-flashvm "$1" "workloads = '${FB_WL:-seq,stride,random,readmostly,hotrw}'.split(',')"'
 by = {(r[0], r[1]): r for r in rows if len(r) == 9}
 for cfg in ("stock", "prefetch", "sampling", "all"):
     for wl in workloads:
@@ -375,7 +375,7 @@ if run bench-hashcache bench-hashcache.sh HB_OBJECTS=1000 HB_LOOKUPS=1000 HB_PCT
 fi
 # one of the four workloads, drawn by SSC_SEED (the three rounds of each discard mode
 # stay: one round at this size may leave merged discard's batch unsent)
-FB_WL=$(pick 1 seq stride random readmostly | tr ' ' ,)
+FB_WL=$(pick 1 seq stride random readmostly hotrw | tr ' ' ,)
 if run bench-flashvm bench-flashvm.sh FB_MB=4 FB_LIMIT=2M FB_WORKLOADS="$FB_WL"; then
 	sane_bench_flashvm "$SSC_OUT/bench-flashvm/results.md"
 fi

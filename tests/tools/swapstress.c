@@ -3,15 +3,21 @@
  * swapstress: make a process swap hard in a known access pattern and verify
  * every page it reads back.
  *
- *   swapstress [-m MB] [-o seq|stride|random] [-s STRIDE] [-n PASSES]
+ *   swapstress [-m MB] [-o seq|stride|random|hot] [-s STRIDE] [-n PASSES]
  *              [-w WRITE_PCT] [-z ZERO_PCT] [-H HOLE_PCT] [-S SEED] [-P]
+ *              [-h HOT_PCT[:HOT_VISIT_PCT]] [-R READONLY_PCT]
  *
  * It maps MB of anonymous memory and fills each page with words derived from
  * (seed, page, generation); ZERO_PCT of the pages stay all zero. HOLE_PCT of
  * the pages are then dropped (MADV_DONTNEED), which frees their swap slots
  * and leaves holes in the swap area. Each pass visits the pages in the
  * chosen order (seq; stride: every STRIDE-th page, then the next offset;
- * random: a fresh permutation) and checks each page in full; WRITE_PCT of
+ * random: a fresh permutation; hot: random pages, HOT_VISIT_PCT of them
+ * from a hot set of the first HOT_PCT of the pages, set with -h
+ * HOT_PCT[:HOT_VISIT_PCT], default 25:90) and checks each page in full;
+ * READONLY_PCT of the pages (spread evenly: page % 100 < READONLY_PCT) are
+ * never rewritten, so that some pages stay clean however often they are
+ * read; WRITE_PCT of
  * the visits also rewrite the page with its next generation, so reclaim
  * keeps finding dirty pages. Run it under a memory limit smaller than MB.
  * With -P it pages the whole mapping out itself (MADV_PAGEOUT) after
@@ -114,14 +120,17 @@ static long vm_swap_kb(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: swapstress [-m MB] [-o seq|stride|random] [-s STRIDE] [-n PASSES]\n"
-		"                  [-w WRITE_PCT] [-z ZERO_PCT] [-H HOLE_PCT] [-S SEED] [-P]\n");
+	fprintf(stderr, "usage: swapstress [-m MB] [-o seq|stride|random|hot] [-s STRIDE] [-n PASSES]\n"
+		"                  [-w WRITE_PCT] [-z ZERO_PCT] [-H HOLE_PCT] [-S SEED] [-P]\n"
+		"                  [-h HOT_PCT[:HOT_VISIT_PCT]] [-R READONLY_PCT]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	unsigned long mb = 64, stride = 16, passes = 2, wpct = 50, zpct = 0, hpct = 0;
+	unsigned long hot_pct = 25, hot_visit_pct = 90, ro_pct = 0;
+	char *end;
 	const char *order = "seq";
 	size_t npages, i, j, k, visits = 0, errors = 0, *perm;
 	struct rusage ru0, ru1;
@@ -130,7 +139,7 @@ int main(int argc, char **argv)
 	long swapped_kb = -1;
 	int c, pageout = 0;
 
-	while ((c = getopt(argc, argv, "m:o:s:n:w:z:H:S:P")) != -1) {
+	while ((c = getopt(argc, argv, "m:o:s:n:w:z:H:S:Ph:R:")) != -1) {
 		switch (c) {
 		case 'm': mb = strtoul(optarg, NULL, 0); break;
 		case 'o': order = optarg; break;
@@ -141,11 +150,21 @@ int main(int argc, char **argv)
 		case 'H': hpct = strtoul(optarg, NULL, 0); break;
 		case 'S': seed = strtoull(optarg, NULL, 0); break;
 		case 'P': pageout = 1; break;
+		case 'R': ro_pct = strtoul(optarg, NULL, 0); break;
+		case 'h':
+			hot_pct = strtoul(optarg, &end, 0);
+			if (*end == ':')
+				hot_visit_pct = strtoul(end + 1, &end, 0);
+			if (*end)
+				usage();
+			break;
 		default: usage();
 		}
 	}
-	if (!mb || !stride || wpct > 100 || zpct + hpct > 100 ||
-	    (strcmp(order, "seq") && strcmp(order, "stride") && strcmp(order, "random")))
+	if (!mb || !stride || wpct > 100 || zpct + hpct > 100 || !hot_pct || hot_pct > 100 ||
+	    hot_visit_pct > 100 || ro_pct > 100 ||
+	    (strcmp(order, "seq") && strcmp(order, "stride") && strcmp(order, "random") &&
+	     strcmp(order, "hot")))
 		usage();
 	rng_state ^= mix(seed);
 	psize = sysconf(_SC_PAGESIZE);
@@ -204,6 +223,14 @@ int main(int argc, char **argv)
 			for (j = 0; j < stride; j++)
 				for (i = j; i < npages; i += stride)
 					perm[n++] = i;
+		} else if (!strcmp(order, "hot")) {
+			size_t nhot = npages * hot_pct / 100;
+
+			if (!nhot)
+				nhot = 1;
+			for (i = 0; i < npages; i++)
+				perm[i] = (rnd() % 100 < hot_visit_pct || nhot == npages) ?
+					  rnd() % nhot : nhot + rnd() % (npages - nhot);
 		} else {
 			for (i = 0; i < npages; i++)
 				perm[i] = i;
@@ -225,7 +252,7 @@ int main(int argc, char **argv)
 						pg, kind[pg], gen[pg]);
 				continue;
 			}
-			if (kind[pg] == 0 && rnd() % 100 < wpct) {
+			if (kind[pg] == 0 && pg % 100 >= ro_pct && rnd() % 100 < wpct) {
 				gen[pg]++;
 				fill(p, pg);
 			}
