@@ -620,23 +620,27 @@ static int __init flashvm_init(void)
 	return 0;
 put:
 	/* the sysfs files first: a store may have armed the flush or set devices */
-	kobject_put(fvm_kobj);
+	kobject_del(fvm_kobj);
 	cancel_delayed_work_sync(&fvm_flush_dwork);
+	kobject_put(fvm_kobj);
 	kfree(rcu_dereference_protected(fvm_devs, true));
 	return ret;
 }
 
 /*
- * Teardown order: the sysfs files (removing them waits for a store in
- * progress, and flush_discards can arm the flush), then the hooks (after
- * this no hook runs, cluster_freed() can no longer arm the flush, and
- * held-back discards are sent), then the flush work, then the device set.
+ * Teardown order: the sysfs files (kobject_del() removes them at once,
+ * waiting for a store in progress: flush_discards can arm the flush; a
+ * kobject_put() alone may defer that, with CONFIG_DEBUG_KOBJECT_RELEASE),
+ * then the hooks (after this no hook runs, cluster_freed() can no longer
+ * arm the flush, and held-back discards are sent), then the flush work,
+ * then the device set.
  */
 static void __exit flashvm_exit(void)
 {
-	kobject_put(fvm_kobj);
+	kobject_del(fvm_kobj);
 	swap_policy_unregister(&fvm_ops);
 	cancel_delayed_work_sync(&fvm_flush_dwork);
+	kobject_put(fvm_kobj);
 	kfree(rcu_dereference_protected(fvm_devs, true));
 }
 
