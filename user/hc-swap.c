@@ -34,8 +34,8 @@ static const char *const tunables[] = {
 	"discard_delay_ms", "dummy_discard", "dummy_free_pct",
 };
 
-/* flashvm's tunables whose value is a word, not a number */
-static const char *const word_tunables[] = { "devices" };
+/* the one tunable whose value is a list, not a number (after them in status) */
+#define DEVICES		"devices"
 
 /* the /proc/vmstat counters status shows */
 static const char *const vmstat_keys[] = {
@@ -236,17 +236,16 @@ static int swap_status(void)
 			else
 				printf("  %s %s\n", tunables[i], buf);
 		}
-		for (i = 0; i < sizeof(word_tunables) / sizeof(word_tunables[0]); i++) {
+		{
 			char line[512];
 
-			snprintf(p, sizeof(p), FVM_SYS "/%s", word_tunables[i]);
-			if (read_line(p, line, sizeof(line)))
-				continue;
-			if (fvm)
-				json_object_object_add(fvm, word_tunables[i],
-						       json_object_new_string(line));
-			else
-				printf("  %s %s\n", word_tunables[i], line);
+			if (!read_line(FVM_SYS "/" DEVICES, line, sizeof(line))) {
+				if (fvm)
+					json_object_object_add(fvm, DEVICES,
+							       json_object_new_string(line));
+				else
+					printf("  " DEVICES " %s\n", line);
+			}
 		}
 		show_kv_file(FVM_SYS "/stats", NULL, 0, fvm, "  ");
 	} else if (!root) {
@@ -351,7 +350,7 @@ static int swap_tune(int argc, char **argv)
 		for (i = 0; i < sizeof(tunables) / sizeof(tunables[0]); i++)
 			if (!strcmp(name, tunables[i]))
 				break;
-		if (i == sizeof(tunables) / sizeof(tunables[0]) && strcmp(name, "devices")) {
+		if (i == sizeof(tunables) / sizeof(tunables[0]) && strcmp(name, DEVICES)) {
 			err("swap tune: no tunable '%s' (hcctl swap status lists them)", name);
 			return EX_USAGE;
 		}
@@ -365,12 +364,13 @@ static int swap_tune(int argc, char **argv)
 	for (a = 0; a < argc; a++) {
 		eq = strchr(argv[a], '=');
 		v = eq + 1;
-		if (eq - argv[a] == 7 && !strncmp(argv[a], "devices", 7)) {
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - argv[a]), argv[a]);
+		if (!strcmp(name, DEVICES)) {
 			if (devices_value(v, val, sizeof(val)))
 				return EX_USAGE;
 			v = val;
 		}
-		snprintf(path, sizeof(path), FVM_SYS "/%.*s", (int)(eq - argv[a]), argv[a]);
+		snprintf(path, sizeof(path), FVM_SYS "/%s", name);
 		r = write_str(path, v);
 		if (r) {
 			err("swap tune: %s: %s", argv[a],
