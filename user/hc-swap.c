@@ -31,7 +31,8 @@
 static const char *const tunables[] = {
 	"prefetch", "prefetch_scan", "stride_pages", "sampling", "sample_inv",
 	"sample_adaptive", "sample_batch", "merged_discard", "discard_batch_mb",
-	"discard_delay_ms", "dummy_discard", "dummy_free_pct",
+	"discard_delay_ms", "dummy_discard", "dummy_free_pct", "clustering",
+	"erase_block_kb", "preclean_pages",
 };
 
 /* the one tunable whose value is a list, not a number (after them in status) */

@@ -5,7 +5,7 @@
  *
  *   swapstress [-m MB] [-o seq|stride|random|hot] [-s STRIDE] [-n PASSES]
  *              [-w WRITE_PCT] [-z ZERO_PCT] [-H HOLE_PCT] [-S SEED] [-P]
- *              [-h HOT_PCT[:HOT_VISIT_PCT]] [-R READONLY_PCT]
+ *              [-h HOT_PCT[:HOT_VISIT_PCT]] [-R READONLY_PCT] [-U UNIT]
  *
  * It maps MB of anonymous memory and fills each page with words derived from
  * (seed, page, generation); ZERO_PCT of the pages stay all zero. HOLE_PCT of
@@ -25,11 +25,23 @@
  * (swapped_kb, from VmSwap): pages for which no swap slot was found stay in
  * memory.
  *
+ * With -U UNIT (pages; run as root on a swap device smaller than MB) it
+ * probes how swap slots are handed out in units of UNIT aligned slots, as
+ * flashvm's clustering does: it pages out all but the last sixteenth of the
+ * mapping (A), which fills the swap device, then drops the A pages in every
+ * fourth unit and in the upper half of the other units, by the swap slot
+ * /proc/self/pagemap shows for each, then pages out the last sixteenth (B)
+ * and counts the B pages whose unit still holds an A page (b_shared). It
+ * runs on one CPU, so that no other CPU's cache of free slots is involved.
+ *
  * Prints one line of key=value pairs (pages, visits, errors, majflt, minflt,
- * ms, and swapped_kb with -P) and exits 1 if any page read back wrong.
+ * ms, swapped_kb with -P, a_swapped a_kept b_swapped b_shared with -U) and
+ * exits 1 if any page read back wrong.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,18 +130,96 @@ static long vm_swap_kb(void)
 	return kb;
 }
 
+/* the swap slot (offset) of @page of @mem, or -1 when it is not swapped out */
+static long long swap_slot(int fd, const char *mem, size_t page)
+{
+	uint64_t e;
+	off_t at = (off_t)((uintptr_t)mem / psize + page) * sizeof(e);
+
+	if (pread(fd, &e, sizeof(e), at) != sizeof(e) || !(e & (1ULL << 62)))
+		return -1;
+	/* bits 0-4 swap type, 5-54 swap offset */
+	return (long long)((e >> 5) & ((1ULL << 50) - 1));
+}
+
+/* -U: see the comment at the top. Returns nonzero on a setup failure. */
+static int unit_probe(char *mem, size_t npages, unsigned long unit, size_t *counts)
+{
+	size_t nb = npages / 16, na = npages - nb, i, nunits;
+	long long slot, *slots = calloc(npages, sizeof(*slots));
+	unsigned char *held;
+	cpu_set_t one;
+	int fd;
+
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &one);
+	fd = open("/proc/self/pagemap", O_RDONLY);
+	if (!slots || fd < 0 || sched_setaffinity(0, sizeof(one), &one)) {
+		perror("swapstress: -U setup");
+		return 2;
+	}
+	if (madvise(mem, na * psize, MADV_PAGEOUT)) {
+		perror("swapstress: MADV_PAGEOUT");
+		return 2;
+	}
+	for (i = 0; i < na; i++) {
+		slots[i] = swap_slot(fd, mem, i);
+		if (slots[i] < 0)
+			continue;
+		counts[0]++;
+		if ((slots[i] / unit) % 4 == 0 || slots[i] % unit >= unit / 2) {
+			if (madvise(mem + i * psize, psize, MADV_DONTNEED)) {
+				perror("swapstress: madvise");
+				return 2;
+			}
+			kind[i] = 2;
+			slots[i] = -1;
+		} else {
+			counts[1]++;
+		}
+	}
+	if (madvise(mem + na * psize, nb * psize, MADV_PAGEOUT)) {
+		perror("swapstress: MADV_PAGEOUT");
+		return 2;
+	}
+	for (i = na; i < npages; i++)
+		slots[i] = swap_slot(fd, mem, i);
+	nunits = 1;
+	for (i = 0; i < npages; i++)
+		if (slots[i] >= 0 && (size_t)(slots[i] / unit) >= nunits)
+			nunits = slots[i] / unit + 1;
+	held = calloc(nunits, 1);
+	if (!held)
+		return 2;
+	for (i = 0; i < na; i++)
+		if (slots[i] >= 0)
+			held[slots[i] / unit] = 1;
+	for (i = na; i < npages; i++) {
+		slot = slots[i];
+		if (slot < 0)
+			continue;
+		counts[2]++;
+		counts[3] += held[slot / unit];
+	}
+	free(held);
+	free(slots);
+	close(fd);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: swapstress [-m MB] [-o seq|stride|random|hot] [-s STRIDE] [-n PASSES]\n"
 		"                  [-w WRITE_PCT] [-z ZERO_PCT] [-H HOLE_PCT] [-S SEED] [-P]\n"
-		"                  [-h HOT_PCT[:HOT_VISIT_PCT]] [-R READONLY_PCT]\n");
+		"                  [-h HOT_PCT[:HOT_VISIT_PCT]] [-R READONLY_PCT] [-U UNIT]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	unsigned long mb = 64, stride = 16, passes = 2, wpct = 50, zpct = 0, hpct = 0;
-	unsigned long hot_pct = 25, hot_visit_pct = 90, ro_pct = 0;
+	unsigned long hot_pct = 25, hot_visit_pct = 90, ro_pct = 0, unit = 0;
+	size_t ucounts[4] = { 0 };
 	char *end;
 	const char *order = "seq";
 	size_t npages, i, j, k, visits = 0, errors = 0, *perm;
@@ -139,7 +229,7 @@ int main(int argc, char **argv)
 	long swapped_kb = -1;
 	int c, pageout = 0;
 
-	while ((c = getopt(argc, argv, "m:o:s:n:w:z:H:S:Ph:R:")) != -1) {
+	while ((c = getopt(argc, argv, "m:o:s:n:w:z:H:S:Ph:R:U:")) != -1) {
 		switch (c) {
 		case 'm': mb = strtoul(optarg, NULL, 0); break;
 		case 'o': order = optarg; break;
@@ -151,6 +241,7 @@ int main(int argc, char **argv)
 		case 'S': seed = strtoull(optarg, NULL, 0); break;
 		case 'P': pageout = 1; break;
 		case 'R': ro_pct = strtoul(optarg, NULL, 0); break;
+		case 'U': unit = strtoul(optarg, NULL, 0); break;
 		case 'h':
 			hot_pct = strtoul(optarg, &end, 0);
 			if (*end == ':')
@@ -162,7 +253,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!mb || !stride || wpct > 100 || zpct + hpct > 100 || !hot_pct || hot_pct > 100 ||
-	    hot_visit_pct > 100 || ro_pct > 100 ||
+	    hot_visit_pct > 100 || ro_pct > 100 || unit == 1 || (unit && (pageout || hpct)) ||
 	    (strcmp(order, "seq") && strcmp(order, "stride") && strcmp(order, "random") &&
 	     strcmp(order, "hot")))
 		usage();
@@ -205,6 +296,8 @@ int main(int argc, char **argv)
 			kind[j] = 2;
 	}
 
+	if (unit && unit_probe(mem, npages, unit, ucounts))
+		return 2;
 	if (pageout) {
 		if (madvise(mem, npages * psize, MADV_PAGEOUT)) {
 			perror("swapstress: MADV_PAGEOUT");
@@ -264,6 +357,9 @@ int main(int argc, char **argv)
 	       ru1.ru_minflt - ru0.ru_minflt, now_ms() - t0);
 	if (pageout)
 		printf(" swapped_kb=%ld", swapped_kb);
+	if (unit)
+		printf(" a_swapped=%zu a_kept=%zu b_swapped=%zu b_shared=%zu",
+		       ucounts[0], ucounts[1], ucounts[2], ucounts[3]);
 	printf("\n");
 	return errors ? 1 : 0;
 }

@@ -4,11 +4,14 @@
 # discard=pages, in sequential, strided and random order with every page
 # verified, first with the stock policy, then with flashvm.ko's stride
 # prefetch, page sampling (on the classic LRU and on MGLRU), merged and dummy
-# discard; stress-ng --vm --verify with and without the module; zero pages;
-# the module unloaded and reloaded under load; queued discards at swapoff;
-# swap allocation while a batch of discards is in flight.
-# Devices: nullb0 = 128 MiB swap device (discard, no write cache); nullb1 =
-# 32 MiB behind dm-delay, for the discard batch.
+# discard, pre-cleaning (on both LRUs) and what reclaim's throttle waits
+# while swapping; stress-ng --vm --verify with and without the module; zero
+# pages; the module unloaded and reloaded under load; queued discards at
+# swapoff; swap allocation while a batch of discards is in flight; swap slots
+# in erase-block units (clustering). Every verified run after the module is
+# loaded has its write-path defaults on: clustering, pre-cleaning.
+# Devices: nullb0 = 128 MiB swap device (discard, no write cache); then
+# 32 MiB behind dm-delay, for the discard batch; 16 MiB for clustering.
 
 CG=/sys/fs/cgroup/fvm
 SYS=/sys/kernel/flashvm
@@ -303,6 +306,75 @@ check "dummy: discards skipped" gt "$(fvm discard_clusters_skipped)" 0
 check_eq "dummy: no discard reached the device" 0 "$(($(dios) - d0))"
 set_t dummy_discard 0
 
+# --- pre-cleaning: reclaim takes more anonymous folios a pass -------------------
+# The size of each pass shows in the tracepoints: MGLRU's isolation
+# (mm_vmscan_lru_isolate, nr_taken; stock at most 64) and the classic LRU's
+# shrink_inactive_list() (mm_vmscan_lru_shrink_inactive, nr_scanned; stock at
+# most 32), anonymous passes only.
+diag "at $(cut -d" " -f1 /proc/uptime)s: pre-cleaning"
+T=/sys/kernel/tracing
+grep -q tracefs /proc/mounts || mount -t tracefs nodev $T
+echo 8192 > $T/buffer_size_kb
+set_t discard_delay_ms 1000
+# largest anonymous pass in the trace: largest EVENT FIELD
+largest() {
+	grep "$1" $T/trace | grep -E 'lru=inactive_anon|RECLAIM_WB_ANON' |
+		sed -n "s/.* $2=\([0-9]*\).*/\1/p" | sort -n | tail -n1
+}
+# traced NAME EVENT SWAPSTRESS-ARGS...: a verified run with EVENT on, and the
+# reclaim throttle's event, whose lines are kept in /tmp/fvm-throttled
+: > /tmp/fvm-throttled
+traced() {
+	tname=$1 tev=$2
+	shift 2
+	echo > $T/trace
+	echo 1 > $T/events/vmscan/$tev/enable
+	echo 1 > $T/events/vmscan/mm_vmscan_throttled/enable
+	run "$tname" "$@"
+	echo 0 > $T/events/vmscan/$tev/enable
+	echo 0 > $T/events/vmscan/mm_vmscan_throttled/enable
+	grep mm_vmscan_throttled $T/trace >> /tmp/fvm-throttled
+}
+echo y > /sys/kernel/mm/lru_gen/enabled
+set_t preclean_pages 0
+traced "pre-cleaning off, MGLRU" mm_vmscan_lru_isolate -o random -n 1 -w 100
+big=$(largest mm_vmscan_lru_isolate nr_taken)
+check "pre-cleaning off, MGLRU: passes of at most 64 (${big:-none})" sh -c "[ ${big:-0} -gt 0 ] && [ ${big:-0} -le 64 ]"
+set_t preclean_pages 256
+set_t stats 0
+traced "pre-cleaning 256, MGLRU" mm_vmscan_lru_isolate -o random -n 1 -w 100
+big=$(largest mm_vmscan_lru_isolate nr_taken)
+check "pre-cleaning 256, MGLRU: passes over 64, at most 256 (${big:-none})" sh -c "[ ${big:-0} -gt 64 ] && [ ${big:-0} -le 256 ]"
+check "pre-cleaning 256: passes counted" gt "$(fvm preclean_passes)" 0
+echo n > /sys/kernel/mm/lru_gen/enabled
+set_t preclean_pages 0
+traced "pre-cleaning off, classic LRU" mm_vmscan_lru_shrink_inactive -o random -n 1 -w 100
+big=$(largest mm_vmscan_lru_shrink_inactive nr_scanned)
+check "pre-cleaning off, classic LRU: passes of at most 32 (${big:-none})" sh -c "[ ${big:-0} -gt 0 ] && [ ${big:-0} -le 32 ]"
+set_t preclean_pages 256
+traced "pre-cleaning 256, classic LRU" mm_vmscan_lru_shrink_inactive -o random -n 1 -w 100
+big=$(largest mm_vmscan_lru_shrink_inactive nr_scanned)
+check "pre-cleaning 256, classic LRU: passes over 32, at most 256 (${big:-none})" sh -c "[ ${big:-0} -gt 32 ] && [ ${big:-0} -le 256 ]"
+echo y > /sys/kernel/mm/lru_gen/enabled
+set_t preclean_pages 128
+check_fails "preclean_pages 1025 is refused" set_t preclean_pages 1025
+check_eq "a refused write changed nothing" 128 "$(cat $SYS/preclean_pages)"
+# Write throttling (FlashVM: one jiffy, not a disk's 20-100 ms) needs no
+# policy on 6.12 (Documentation/flashvm.rst): memcg v2 reclaim never waits
+# for writeback, and its other waits are a jiffy (NOPROGRESS, CONGESTED) or
+# end as isolation drops (ISOLATED). The four runs above, both LRUs:
+thr=$(sed -n 's/.*usec_timeout=\([0-9]*\).*reason=\([A-Z_]*\).*/\2:\1/p' /tmp/fvm-throttled |
+	sort | uniq -c | tr -s ' ' | tr '\n' ' ')
+diag "reclaim throttles while swapping (count reason:timeout in us): ${thr:-none}"
+check_eq "no wait for writeback while swapping" 0 "$(grep -c 'reason=VMSCAN_THROTTLE_WRITEBACK' /tmp/fvm-throttled)"
+# the timeouts of NOPROGRESS and CONGESTED waits: one value, one jiffy (at most 10 ms)
+jiffy_waits() {
+	grep -E 'reason=VMSCAN_THROTTLE_(NOPROGRESS|CONGESTED)' /tmp/fvm-throttled |
+		sed -n 's/.*usec_timeout=\([0-9]*\).*/\1/p' | sort -u > /tmp/fvm-tmo
+	[ "$(wc -l < /tmp/fvm-tmo)" -le 1 ] && awk '$1 > 10000 { exit 1 }' /tmp/fvm-tmo
+}
+check "other waits while swapping: one timeout, one jiffy" jiffy_waits
+
 # --- verified load with every policy; unload and reload under load ------------
 diag "at $(cut -d" " -f1 /proc/uptime)s: under load"
 set_t sampling 1
@@ -374,6 +446,48 @@ check_fails "flush_discards takes only 1" set_t flush_discards 2
 check "swapoff" swapoff /dev/mapper/fvmslow
 check "rmmod flashvm" rmmod flashvm
 dmsetup remove fvmslow
+
+# --- clustering: swap slots in erase-block units ----------------------------------
+# swapstress -U 32 (see tests/tools/swapstress.c) fills a 16 MiB swap device
+# with A's pages, frees every fourth 32-slot unit and the upper half of the
+# others, then pages out B: B pages that land in a unit still holding A pages
+# would share an erase block with live data.
+diag "at $(cut -d" " -f1 /proc/uptime)s: clustering"
+check "null_blk for clustering" null_blk_add 16 4096 1 0
+unitdev=/dev/$(basename "$(ls -d /sys/kernel/config/nullb/nullb* | sort -V | tail -n1)")
+check "mkswap" mkswap $unitdev
+check "swapon" swapon $unitdev
+check "modprobe flashvm" modprobe flashvm
+set_t sampling 0
+# unit NAME: one probe; sets BS (B pages swapped), SHARED (of them, next to A's)
+unit() {
+	set_t stats 0
+	out=$(swapstress -m 20 -U 32 -n 1 -o seq 2>&1)
+	rc=$?
+	BS=$(echo "$out" | sed -n 's/.*b_swapped=\([0-9]*\).*/\1/p')
+	SHARED=$(echo "$out" | sed -n 's/.*b_shared=\([0-9]*\).*/\1/p')
+	diag "$1: $out; unit allocations $(fvm cluster_unit_allocs)"
+	check_eq "$1: every page read back right" 0 "$rc"
+	check "$1: B was paged out (${BS:-?} of 320 pages)" sh -c "[ ${BS:-0} -ge 288 ]"
+}
+set_t clustering 0
+unit "clustering off"
+check "clustering off: B fills holes next to A's pages (${SHARED:-?})" gt "${SHARED:-0}" 0
+check_eq "clustering off: not asked" 0 "$(fvm cluster_unit_allocs)"
+set_t clustering 1
+set_t erase_block_kb 128
+unit "clustering, 128 KiB units"
+check_eq "clustering: no B page shares a unit with A's" 0 "${SHARED:-x}"
+check "clustering: allocations went by units" gt "$(fvm cluster_unit_allocs)" 0
+# auto: null_blk's discard granularity is one block (4 KiB), no erase-block
+# hint, so the thesis's 128 KiB
+diag "discard granularity of $unitdev: $(cat /sys/block/${unitdev#/dev/}/queue/discard_granularity)"
+set_t erase_block_kb 0
+unit "clustering, auto"
+check_eq "clustering auto (128 KiB): no B page shares a unit with A's" 0 "${SHARED:-x}"
+check_fails "erase_block_kb 4096 is refused" set_t erase_block_kb 4096
+check "swapoff" swapoff $unitdev
+check "rmmod flashvm" rmmod flashvm
 
 echo true > /sys/kernel/mm/swap/vma_ra_enabled
 echo y > /sys/kernel/mm/lru_gen/enabled
