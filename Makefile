@@ -14,7 +14,7 @@
 #                      ones, or TRACE=<file> (msr, fiu, csv, blktrace, fio iolog) [CACHE=<size>|<N>%]
 #                      [ORIGIN=<size>] (Documentation/traces.rst)
 #   make bench-hashcache  every HashCache policy: I/Os per operation, RAM bits, ops/s
-#   make bench-flashvm  stock swap against each flashvm policy on the patched debug kernel
+#   make bench-flashvm  stock swap, zswap and each flashvm mechanism on the patched bench kernel
 #   make bench-ssdalloc  SSDAlloc (MP, OPP) against malloc over stock and FlashVM-tuned swap:
 #                      same flash device, same RAM limit (Documentation/ssdalloc.rst)
 #   make bench-locks   lock contentions of read hits, dm-ssc against dm-writecache (debug kernel)

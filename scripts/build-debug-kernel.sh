@@ -4,7 +4,10 @@
 # plus the in-tree block/dm modules the tests stack on, from Debian's linux-source-6.12.
 # Debian's own kernels have KUNIT, KASAN and lockdep off, hence this build.
 #
-# Usage: scripts/build-debug-kernel.sh
+# Usage: scripts/build-debug-kernel.sh [--bench] [--config-only]
+# --bench: the same kernel without the sanitizers (no KASAN, lockdep, kmemleak or KUnit;
+# "-ssc-bench"), for make bench-flashvm, whose run-time ratios mean nothing under KASAN.
+# --config-only: stop once the configuration is made and checked; print the .config's path.
 # stdout: one line, the output directory. It is usable as KDIR for out-of-tree modules
 # (make -C <dir> M=<module dir> modules) and holds kernel.env (KVER, BZIMAGE, MODROOT, KDIR).
 # stderr: progress and errors only; the full make output goes to <dir>/build.log.
@@ -17,6 +20,14 @@ set -euo pipefail
 
 frag=$SSC_TOP/scripts/debug-kernel.config
 [ -r "$frag" ] || die "missing $frag"
+variant=debug config_only=0
+for a in "$@"; do
+	case $a in
+	--bench) variant=bench ;;
+	--config-only) config_only=1 ;;
+	*) die "usage: build-debug-kernel.sh [--bench] [--config-only]" ;;
+	esac
+done
 
 # The debug kernel is also the FlashVM test kernel: Debian's linux-source-6.12 with the
 # swap policy hook series (kernel/flashvm/patches), which changes nothing until a policy
@@ -27,19 +38,26 @@ hook_ssc_into_tree "$src"
 debver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
 # keyed by the fragment and by this script: a change to either builds anew
 hash=$(cat "$frag" "${BASH_SOURCE[0]}" "$SSC_TOP"/kernel/flashvm/patches/* | sha256sum | cut -c1-12)
-out=$SSC_CACHE/debug-kernel/$debver-$hash
+out=$SSC_CACHE/$variant-kernel/$debver-$hash
 buildlog=$out/build.log
 mkdir -p "$out"
+if [ $variant = bench ]; then
+	# the debug fragment less what only finds bugs (and costs run time)
+	grep -vE '^CONFIG_(KASAN|KUNIT|PROVE_LOCKING|LOCK_STAT|DEBUG_ATOMIC_SLEEP|DEBUG_LIST|DEBUG_KMEMLEAK|LOCALVERSION)' \
+		"$frag" >"$out/bench-kernel.config"
+	echo 'CONFIG_LOCALVERSION="-ssc-bench"' >>"$out/bench-kernel.config"
+	frag=$out/bench-kernel.config
+fi
 
 # Two harness runs may start at once on a cold machine; the second must wait, not build too.
 exec 9>"$out.lock"
 if ! flock -n 9; then
-	log "debug kernel: waiting for another build of $out"
+	log "$variant kernel: waiting for another build of $out"
 	flock 9
 fi
 
 if [ -e "$out/.done" ] && [ "$(cat "$out/.done")" = "$hash" ]; then
-	echo "$out"
+	if [ $config_only = 1 ]; then echo "$out/.config"; else echo "$out"; fi
 	exit 0
 fi
 
@@ -91,7 +109,7 @@ verify_config() {
 # Configure only once per output dir: regenerating .config would rewrite autoconf.h and make an
 # interrupted build start over instead of resuming.
 if [ ! -e "$out/.configured" ]; then
-	log "debug kernel: configuring $out (tinyconfig + $(basename "$frag"))"
+	log "$variant kernel: configuring $out (tinyconfig + $(basename "$frag"))"
 	: >"$buildlog"
 	rm -f "$out/.config"
 	kmake tinyconfig || fail "make tinyconfig failed"
@@ -102,8 +120,12 @@ if [ ! -e "$out/.configured" ]; then
 	verify_config
 	touch "$out/.configured"
 fi
+if [ $config_only = 1 ]; then
+	echo "$out/.config"
+	exit 0
+fi
 
-log "debug kernel: building bzImage + modules with $(nproc) jobs (about 10 min cold; log: $buildlog)"
+log "$variant kernel: building bzImage + modules with $(nproc) jobs (about 10 min cold; log: $buildlog)"
 start=$SECONDS
 kmake -j"$(nproc)" bzImage modules || fail "kernel build failed"
 # verify again: a Kconfig change in the shared source tree could have re-run syncconfig
@@ -128,5 +150,5 @@ MODROOT='$modroot'
 KDIR='$out'
 EOF
 echo "$hash" >"$out/.done"
-log "debug kernel: $kver built in $((SECONDS - start)) s"
+log "$variant kernel: $kver built in $((SECONDS - start)) s"
 echo "$out"

@@ -3,8 +3,8 @@
 # Make a guest kernel ready and print its description as shell assignments:
 #   KFLAVOR KVER KDIR MODROOT KIMAGE
 # FLAVOR is 6.12 (Debian 12's 6.12 LTS from bookworm-security, the primary kernel),
-# 6.1 (Debian 12's own kernel) or debug (built from linux-source-6.12 with KASAN,
-# lockdep and KUnit by build-debug-kernel.sh).
+# 6.1 (Debian 12's own kernel), debug (built from linux-source-6.12 with KASAN,
+# lockdep and KUnit by build-debug-kernel.sh) or bench (the same without them).
 #
 # Debian kernels are not installed on the host: their image .deb is fetched and
 # unpacked into $SSC_CACHE (no postinst, no initramfs, no bootloader), while the
@@ -62,16 +62,21 @@ debian_kernel() {
 case $flavor in
 6.12)	debian_kernel linux-headers-6.12-amd64 ;;
 6.1)	debian_kernel linux-headers-amd64 ;;
-debug)
-	out=$("$SSC_TOP/scripts/build-debug-kernel.sh")
+debug|bench)
+	# bench: the same patched kernel without the sanitizers, for make bench-flashvm
+	if [ "$flavor" = bench ]; then
+		out=$("$SSC_TOP/scripts/build-debug-kernel.sh" --bench)
+	else
+		out=$("$SSC_TOP/scripts/build-debug-kernel.sh")
+	fi
 	# shellcheck disable=SC1091
 	. "$out/kernel.env"
-	echo "KFLAVOR=debug"
+	echo "KFLAVOR=$flavor"
 	echo "KVER=$KVER"
 	echo "KDIR=$KDIR"
 	echo "MODROOT=$MODROOT"
 	# KASAN's early shadow access triple-faults on the PVH entry: boot the bzImage
 	echo "KIMAGE=$BZIMAGE"
 	;;
-*)	die "unknown kernel flavor '$flavor' (want 6.12, 6.1 or debug)" ;;
+*)	die "unknown kernel flavor '$flavor' (want 6.12, 6.1, debug or bench)" ;;
 esac

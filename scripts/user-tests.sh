@@ -255,6 +255,10 @@ t "bench-smoke --check bench-hashcache: a checkpoint that reads as much as the s
 t "bench-smoke --check bench-flashvm: a missing workload fails" smoke_fails bench-flashvm '/^| all | stride /d'
 t "bench-smoke --check bench-flashvm: no major faults fails" smoke_fails bench-flashvm 's#^| stock | random | [0-9]* #| stock | random | 0 #'
 t "bench-smoke --check bench-flashvm: no discard requests fails" smoke_fails bench-flashvm 's#^| flashvm merged | [0-9]* #| flashvm merged | 0 #'
+t "bench-smoke --check bench-flashvm: a missing config fails" smoke_fails bench-flashvm '/^| preclean | kv /d'
+t "bench-smoke --check bench-flashvm: no pages written fails" smoke_fails bench-flashvm 's#^| clustering | seq | \([0-9]*\) | \([^|]*\) | [0-9]* #| clustering | seq | \1 | \2 | 0 #'
+t "bench-smoke --check bench-flashvm: B pages next to live ones with clustering fails" smoke_fails bench-flashvm 's#^| flashvm clustering | 320 | 0 |#| flashvm clustering | 320 | 5 |#'
+t "bench-smoke --check bench-flashvm: a missing probe row fails" smoke_fails bench-flashvm '/^| stock | 320 | /d'
 t "bench-smoke --check bench-locks: a missing target row fails" smoke_fails bench-locks '/^| writecache /d'
 t "bench-smoke --check bench-locks: no lock acquisitions fails" smoke_fails bench-locks 's#^\(| ssc_wt | [0-9]* | [0-9]* | [0-9]* | \)[0-9.]* |#\10.00 |#'
 # one line per test case: "test_x (module.Class...) ... ok|FAIL|ERROR"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Boot a kernel under QEMU (TCG) with our modules and run VM suites, or give a shell.
 #
-#   vm.sh --kernel 6.12|6.1|debug --suites a,b [--name TAG] [--mem MB] [--timeout S]
+#   vm.sh --kernel 6.12|6.1|debug|bench --suites a,b [--name TAG] [--mem MB] [--timeout S]
 #         [--ko PATH]... [--env NAME=VALUE]... [--kill-after ERE [--kill-delay S]]
 #         [--root DEV] [--on ERE MONITOR-COMMAND]... [-- extra qemu args]
 #   vm.sh --kernel 6.12 --shell
