@@ -335,26 +335,25 @@ traced() {
 	echo 0 > $T/events/vmscan/mm_vmscan_throttled/enable
 	grep mm_vmscan_throttled $T/trace >> /tmp/fvm-throttled
 }
-echo y > /sys/kernel/mm/lru_gen/enabled
-set_t preclean_pages 0
-traced "pre-cleaning off, MGLRU" mm_vmscan_lru_isolate -o random -n 1 -w 100
-big=$(largest mm_vmscan_lru_isolate nr_taken)
-check "pre-cleaning off, MGLRU: passes of at most 64 (${big:-none})" sh -c "[ ${big:-0} -gt 0 ] && [ ${big:-0} -le 64 ]"
-set_t preclean_pages 256
-set_t stats 0
-traced "pre-cleaning 256, MGLRU" mm_vmscan_lru_isolate -o random -n 1 -w 100
-big=$(largest mm_vmscan_lru_isolate nr_taken)
-check "pre-cleaning 256, MGLRU: passes over 64, at most 256 (${big:-none})" sh -c "[ ${big:-0} -gt 64 ] && [ ${big:-0} -le 256 ]"
-check "pre-cleaning 256: passes counted" gt "$(fvm preclean_passes)" 0
-echo n > /sys/kernel/mm/lru_gen/enabled
-set_t preclean_pages 0
-traced "pre-cleaning off, classic LRU" mm_vmscan_lru_shrink_inactive -o random -n 1 -w 100
-big=$(largest mm_vmscan_lru_shrink_inactive nr_scanned)
-check "pre-cleaning off, classic LRU: passes of at most 32 (${big:-none})" sh -c "[ ${big:-0} -gt 0 ] && [ ${big:-0} -le 32 ]"
-set_t preclean_pages 256
-traced "pre-cleaning 256, classic LRU" mm_vmscan_lru_shrink_inactive -o random -n 1 -w 100
-big=$(largest mm_vmscan_lru_shrink_inactive nr_scanned)
-check "pre-cleaning 256, classic LRU: passes over 32, at most 256 (${big:-none})" sh -c "[ ${big:-0} -gt 32 ] && [ ${big:-0} -le 256 ]"
+# pass_sizes NAME LRU_GEN EVENT FIELD STOCK: on one LRU, the largest pass with
+# pre-cleaning off is at most STOCK, and at 256 it is over STOCK, at most 256
+pass_sizes() {
+	echo "$2" > /sys/kernel/mm/lru_gen/enabled
+	set_t preclean_pages 0
+	traced "pre-cleaning off, $1" "$3" -o random -n 1 -w 100
+	big=$(largest "$3" "$4")
+	check "pre-cleaning off, $1: passes of at most $5 (${big:-none})" \
+		sh -c "[ ${big:-0} -gt 0 ] && [ ${big:-0} -le $5 ]"
+	set_t preclean_pages 256
+	set_t stats 0
+	traced "pre-cleaning 256, $1" "$3" -o random -n 1 -w 100
+	big=$(largest "$3" "$4")
+	check "pre-cleaning 256, $1: passes over $5, at most 256 (${big:-none})" \
+		sh -c "[ ${big:-0} -gt $5 ] && [ ${big:-0} -le 256 ]"
+	check "pre-cleaning 256, $1: passes counted" gt "$(fvm preclean_passes)" 0
+}
+pass_sizes MGLRU y mm_vmscan_lru_isolate nr_taken 64
+pass_sizes "classic LRU" n mm_vmscan_lru_shrink_inactive nr_scanned 32
 echo y > /sys/kernel/mm/lru_gen/enabled
 set_t preclean_pages 128
 check_fails "preclean_pages 1025 is refused" set_t preclean_pages 1025
