@@ -82,9 +82,10 @@ null_blk_setup() {
 	done
 }
 
-# null_blk_add SIZE_MB [BLOCK_BYTES [DISCARD [CACHE_MB]]]: one more such disk,
-# /dev/nullbN with the next free N (4 KiB logical blocks, discard and a 16 MiB
-# volatile write cache unless told otherwise)
+# null_blk_add SIZE_MB [BLOCK_BYTES [DISCARD [CACHE_MB [LAT_US]]]]: one more such
+# disk, /dev/nullbN with the next free N (4 KiB logical blocks, discard and a
+# 16 MiB volatile write cache unless told otherwise; with LAT_US > 0 every
+# request completes that long after it is issued, null_blk's timer mode)
 null_blk_add() {
 	grep -q '^null_blk ' /proc/modules || modprobe null_blk nr_devices=0 || return 1
 	grep -q configfs /proc/mounts || mount -t configfs configfs /sys/kernel/config || return 1
@@ -97,8 +98,14 @@ null_blk_add() {
 	echo "${2:-4096}" > "$d/blocksize"
 	echo "${3:-1}" > "$d/discard"
 	echo "${4:-16}" > "$d/cache_size"	# a volatile write cache, so flushes matter
+	if [ "${5:-0}" -gt 0 ]; then
+		echo 2 > "$d/irqmode" && echo $(($5 * 1000)) > "$d/completion_nsec" || return 1
+	fi
 	echo 1 > "$d/power"
 }
+
+# null_blk_newest: the name (nullbN) of the null_blk disk added last
+null_blk_newest() { basename "$(ls -d /sys/kernel/config/nullb/nullb* | sort -V | tail -n1)"; }
 
 null_blk_teardown() {
 	for d in /sys/kernel/config/nullb/nullb*; do

@@ -89,25 +89,12 @@ policy() {
 		echo $c > $SYS/clustering && echo $pc > $SYS/preclean_pages
 }
 
-# null_blk_flash MB: null_blk_add, but every request completes LAT_US after it is issued
-null_blk_flash() {
-	grep -q '^null_blk ' /proc/modules || modprobe null_blk nr_devices=0 || return 1
-	grep -q configfs /proc/mounts || mount -t configfs configfs /sys/kernel/config || return 1
-	d=/sys/kernel/config/nullb/nullb0
-	mkdir "$d" && echo "$1" > $d/size && echo 1 > $d/memory_backed &&
-		echo 4096 > $d/blocksize && echo 1 > $d/discard && echo 0 > $d/cache_size || return 1
-	if [ "$LAT_US" -gt 0 ]; then
-		echo 2 > $d/irqmode && echo $((LAT_US * 1000)) > $d/completion_nsec || return 1
-	fi
-	echo 1 > $d/power
-}
-
 mkdir -p /sys/fs/cgroup
 grep -q cgroup2 /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup
 echo +memory > /sys/fs/cgroup/cgroup.subtree_control
 mkdir -p $CG
 check "cgroup memory.max $LIMIT" sh -c "echo $LIMIT > $CG/memory.max"
-check "null_blk swap device (${LAT_US} us a request)" null_blk_flash 64
+check "null_blk swap device (${LAT_US} us a request)" null_blk_add 64 4096 1 0 "$LAT_US"
 echo none > /sys/block/nullb0/queue/scheduler
 if [ "$WRITE_MS" -gt 0 ]; then
 	check "dm-delay: ${WRITE_MS} ms more a write or discard" dmsetup create fvmbd --table \
@@ -155,7 +142,7 @@ check "swapoff" swapoff $SWAPDEV
 # on a 16 MiB swap device, 32-slot units (128 KiB): how many of B's pages land in
 # a unit that still holds live A pages, stock and with clustering
 check "null_blk for the clustering probe" null_blk_add 16 4096 1 0
-udev=/dev/$(basename "$(ls -d /sys/kernel/config/nullb/nullb* | sort -V | tail -n1)")
+udev=/dev/$(null_blk_newest)
 check "mkswap" mkswap $udev
 check "swapon" swapon $udev
 for cfg in stock clustering; do

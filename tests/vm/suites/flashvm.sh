@@ -218,7 +218,7 @@ set_t sampling 1
 set_t merged_discard 1
 check "swapoff the flash device" swapoff /dev/nullb0
 check "null_blk taken for a disk" null_blk_add 64 4096 1 0
-rot=$(basename "$(ls -d /sys/kernel/config/nullb/nullb* | sort -V | tail -n1)")
+rot=$(null_blk_newest)
 check "rotational" sh -c "echo 1 > /sys/block/$rot/queue/rotational"
 check "mq-deadline on it" sh -c "echo mq-deadline > /sys/block/$rot/queue/scheduler"
 check "mkswap the disk" mkswap /dev/$rot
@@ -414,7 +414,7 @@ check "rmmod flashvm" rmmod flashvm
 # enough to hit every time under TCG).
 diag "at $(cut -d" " -f1 /proc/uptime)s: allocation during a discard batch"
 check "null_blk for a slow-discard swap device" null_blk_add 32 4096 1 0
-slow=/dev/$(basename "$(ls -d /sys/kernel/config/nullb/nullb* | sort -V | tail -n1)")
+slow=/dev/$(null_blk_newest)
 check "dm-delay over it, no delay yet" \
 	dmsetup create fvmslow --table "0 $(sectors $slow) delay $slow 0 0 $slow 0 0"
 check "mkswap" mkswap /dev/mapper/fvmslow
@@ -453,7 +453,7 @@ dmsetup remove fvmslow
 # would share an erase block with live data.
 diag "at $(cut -d" " -f1 /proc/uptime)s: clustering"
 check "null_blk for clustering" null_blk_add 16 4096 1 0
-unitdev=/dev/$(basename "$(ls -d /sys/kernel/config/nullb/nullb* | sort -V | tail -n1)")
+unitdev=/dev/$(null_blk_newest)
 check "mkswap" mkswap $unitdev
 check "swapon" swapon $unitdev
 check "modprobe flashvm" modprobe flashvm
